@@ -1,0 +1,77 @@
+/* sla/io.h: Matrix Market reading and writing (plain or gzip-compressed). */
+#ifndef SLA_IO_H
+#define SLA_IO_H
+
+#include "sla/base.h"
+#include "sla/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sla_mm_field {
+    SLA_MM_REAL = 0, SLA_MM_INTEGER = 1, SLA_MM_PATTERN = 2, SLA_MM_COMPLEX = 3
+} sla_mm_field;
+
+typedef enum sla_mm_symmetry {
+    SLA_MM_GENERAL = 0, SLA_MM_SYMMETRIC = 1, SLA_MM_SKEW_SYMMETRIC = 2, SLA_MM_HERMITIAN = 3
+} sla_mm_symmetry;
+
+/** A matrix read from a file, as 0-based COO entries in file order, with symmetric storage
+ *  already expanded: an off-diagonal stored entry (i, j, v) is followed by its mirror (j, i, v),
+ *  (j, i, −v) for skew-symmetric, (j, i, conj v) for Hermitian. Owned by the caller. */
+typedef struct sla_coo {
+    int64_t nrows, ncols;
+    int64_t nnz;             /**< entries after expansion */
+    int64_t nnz_stored;      /**< entries written in the file (array format: stored values) */
+    int64_t *row, *col;      /**< [nnz] 0-based */
+    double *values;          /**< [nnz] real (pattern: 1.0), or [nnz][2] (re, im) if complex */
+    sla_mm_field field;
+    sla_mm_symmetry symmetry;
+    int is_array;            /**< 1 if the file used the dense "array" format */
+} sla_coo;
+
+/** Reads a Matrix Market file (coordinate or array; real, integer, pattern, complex; general,
+ *  symmetric, skew-symmetric, hermitian; keywords case-insensitive; comments, blank lines and
+ *  CRLF accepted). A gzip-compressed file is recognised by its magic bytes, whatever its name.
+ *  @param[out] out  new COO matrix; free with sla_coo_free(). NULL on error.
+ *  @return SLA_OK; SLA_EIO (cannot open/read: the message names the file); SLA_EPARSE with a
+ *          message "FILE:LINE: what" (bad banner, missing size line, index 0 or out of range,
+ *          symmetric but not square, too few or too many entries, overflowing number, illegal
+ *          field word, non-zero diagonal in a skew-symmetric file); SLA_ENOMEM. */
+SLA_API sla_status sla_mm_read(const char *path, sla_coo **out);
+
+/** As sla_mm_read() on an in-memory text (not compressed) of len bytes; name is used in
+ *  messages (may be NULL). */
+SLA_API sla_status sla_mm_read_buffer(const char *text, size_t len, const char *name,
+                                      sla_coo **out);
+
+/** Frees a COO matrix and sets *coo to NULL (NULL allowed). */
+SLA_API void sla_coo_free(sla_coo **coo);
+
+/** Reads a real, integer or pattern file straight into a pattern and CSR-ordered values.
+ *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32.
+ *  @param[out] pattern  new pattern (its input order is the expanded file order);
+ *  @param[out] values   new malloc'ed [nnz] values of dtype in CSR order (duplicates summed);
+ *  @param[out] field, symmetry  what the header said (may be NULL).
+ *  @return as sla_mm_read(), and SLA_EDTYPE for a complex file (complex dtype not yet supported). */
+SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pattern **pattern,
+                                      void **values, sla_mm_field *field,
+                                      sla_mm_symmetry *symmetry);
+
+/** Writes batch element `index` of A as a Matrix Market coordinate file; gzip-compressed if
+ *  path ends in ".gz".
+ *  @param[in] field     SLA_MM_REAL (%.17g), SLA_MM_INTEGER (values must be integers), or
+ *                       SLA_MM_PATTERN (values ignored).
+ *  @param[in] symmetry  SLA_MM_GENERAL (every entry), or SLA_MM_SYMMETRIC (lower triangle only;
+ *                       A must be numerically symmetric, else SLA_EINVAL).
+ *  @param[in] comment   optional comment line(s) without the leading '%' (may be NULL).
+ *  @return SLA_OK, SLA_EINVAL, SLA_EIO. */
+SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
+                                sla_mm_field field, sla_mm_symmetry symmetry,
+                                const char *comment);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

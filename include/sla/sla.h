@@ -1,0 +1,47 @@
+/* sla.h: differentiable sparse linear algebra.
+ *
+ * ============================================================================================
+ * Conventions (they hold for every sla function unless its comment says otherwise)
+ * ============================================================================================
+ * Names      sla_<object>_<verb>: sla_pattern_from_coo, sla_solver_solve. Objects created by
+ *            *_create / *_from_* are released by *_free(&p), which sets p to NULL.
+ * Arguments  inputs first, then in/out, then outputs (pointers), then workspace.
+ * Status     every function that can fail returns sla_status: 0 = SLA_OK, negative = error
+ *            (outputs are untouched or NULL; nothing leaks), positive = warning (outputs valid,
+ *            e.g. SLA_NOT_CONVERGED). sla_last_error() gives a thread-local message naming the
+ *            function, the argument and the offending index or line. sla never prints, aborts
+ *            or exits, and never modifies its inputs.
+ * Indices    0-based. Row pointers int64; column indices int32 inside a pattern (so
+ *            ncols ≤ 2^31 − 1); COO indices handed in are int64 (torch's index dtype).
+ * Sparse     a pattern is CSR with sorted, unique column indices per row, plus a map from the
+ *            caller's COO entry order to CSR slots (duplicates summed; each duplicate receives
+ *            its slot's gradient).
+ * Values     [batch][nnz] in CSR order: a batch of B ≥ 1 matrices sharing one pattern.
+ * Dense      row-major, batch outermost: a vector is [n], a block [n][k], a batched block
+ *            [batch][n][k] (the layout of a contiguous torch tensor of shape (B, n, k)).
+ * Dtypes     chosen at run time (sla_dtype): float64 and float32 for now. Values, vectors and
+ *            outputs of one call share the dtype of the matrix; scalars (alpha, beta, rtol,
+ *            norms) are double.
+ * Ownership  views (sla_matrix) and arrays passed in are borrowed; objects returned through
+ *            **out are owned by the caller; pointers returned by accessors are borrowed from
+ *            their object and live as long as it does.
+ * Threads    OpenMP; kernels use static schedules with rows split by nonzeros, so results are
+ *            bit-identical run to run. Distinct objects may be used from distinct threads;
+ *            one solver object must not be used by two threads at once.
+ * Adjoints   every differentiable operation has a *_vjp (or *_grad) function next to it that
+ *            takes the upstream gradient g = ∂L/∂output and returns ∂L/∂inputs at O(n + nnz)
+ *            memory. Gradients with respect to values are [batch][nnz] in CSR order; use
+ *            sla_values_scatter() for the caller's COO order.
+ * ============================================================================================
+ */
+#ifndef SLA_SLA_H
+#define SLA_SLA_H
+
+#include "sla/base.h"
+#include "sla/pattern.h"
+#include "sla/matrix.h"
+#include "sla/spmv.h"
+#include "sla/io.h"
+#include "sla/solver.h"
+
+#endif

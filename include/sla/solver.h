@@ -1,0 +1,196 @@
+/* sla/solver.h: solver objects for A X = B (direct and iterative), their adjoints, and
+ * log-determinants. One lifecycle for every method:
+ *   sla_solver_create(A, options)   analysis + numeric set-up (factorization or preconditioner)
+ *   sla_solver_solve(op, nrhs, B, X) as many times as needed, op = N or T (factors reused)
+ *   sla_solver_refactor(values)     new values on the same pattern: numeric work only
+ *   sla_solver_solve_vjp(...)       backward of a solve: one transposed solve on the same object
+ *   sla_solver_free(&s)
+ */
+#ifndef SLA_SOLVER_H
+#define SLA_SOLVER_H
+
+#include "sla/base.h"
+#include "sla/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Solution method. Direct methods factor A; iterative ones use a preconditioner. */
+typedef enum sla_method {
+    SLA_METHOD_AUTO = 0,     /**< chosen by the rules of src/solve/auto.c; see describe() */
+    SLA_METHOD_CHOLESKY,     /**< CHOLMOD supernodal LLᵀ (SPD) */
+    SLA_METHOD_LDLT,         /**< symmetric indefinite, pivoted (see the backend's docs) */
+    SLA_METHOD_LU,           /**< UMFPACK LU with partial pivoting */
+    SLA_METHOD_KLU,          /**< KLU (BTF + LU), for circuit matrices */
+    SLA_METHOD_CG,           /**< preconditioned conjugate gradients (SPD) */
+    SLA_METHOD_BICGSTAB,     /**< BiCGStab (van der Vorst 1992), right preconditioned */
+    SLA_METHOD_GMRES,        /**< restarted GMRES(m) (Saad & Schultz 1986), right preconditioned */
+    SLA_METHOD_MINRES,       /**< MINRES (Paige & Saunders 1975), SPD preconditioner */
+    SLA_METHOD_COUNT
+} sla_method;
+
+/** Preconditioner of an iterative method. */
+typedef enum sla_precond {
+    SLA_PRECOND_AUTO = 0,    /**< chosen from the method and the matrix */
+    SLA_PRECOND_NONE,
+    SLA_PRECOND_JACOBI,
+    SLA_PRECOND_IC0,         /**< incomplete Cholesky, zero fill (SPD) */
+    SLA_PRECOND_ILU0,        /**< incomplete LU, zero fill */
+    SLA_PRECOND_AMG,         /**< algebraic multigrid V-cycle */
+    SLA_PRECOND_USER,        /**< options.user_precond callback */
+    SLA_PRECOND_COUNT
+} sla_precond;
+
+/** Fill-reducing ordering of a direct method. */
+typedef enum sla_ordering {
+    SLA_ORDERING_AUTO = 0,   /**< the backend's choice (see its docs) */
+    SLA_ORDERING_NATURAL,
+    SLA_ORDERING_AMD,        /**< AMD (symmetric) or COLAMD (unsymmetric) */
+    SLA_ORDERING_METIS,      /**< METIS nested dissection */
+    SLA_ORDERING_COUNT
+} sla_ordering;
+
+/** Why a solve stopped. */
+typedef enum sla_reason {
+    SLA_REASON_CONVERGED = 0,   /**< ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol), or a direct solve */
+    SLA_REASON_MAXITER,         /**< maxiter reached */
+    SLA_REASON_BREAKDOWN,       /**< a scalar of the recurrence vanished */
+    SLA_REASON_INDEFINITE,      /**< CG saw negative curvature, or MINRES an indefinite M */
+    SLA_REASON_NONFINITE,       /**< NaN or Inf appeared */
+    SLA_REASON_STAGNATION,      /**< no progress between restarts (GMRES) */
+    SLA_REASON_COUNT
+} sla_reason;
+
+/** Progress callback: called every options.monitor_every iterations (and at the end) with the
+ *  batch element, right-hand side column, iteration and current residual estimate ‖r‖₂.
+ *  Return 0 to continue, nonzero to stop the solve (status SLA_ECALLBACK). */
+typedef int (*sla_monitor_fn)(void *ctx, int64_t batch_index, int64_t rhs_index,
+                              int64_t iteration, double residual_norm);
+
+/** User preconditioner z = M⁻¹ r (op = N) or M⁻ᵀ r (op = T) for batch element b, on vectors of
+ *  length n of the solver's dtype. Return 0 on success. Used when precond = SLA_PRECOND_USER. */
+typedef int (*sla_precond_fn)(void *ctx, sla_op op, int64_t batch_index, const void *r, void *z);
+
+/** Matrix-free operator y = op(A) x for batch element b, vectors of length n of dtype.
+ *  Return 0 on success. */
+typedef int (*sla_apply_fn)(void *ctx, sla_op op, int64_t batch_index, const void *x, void *y);
+
+typedef struct sla_solver_options {
+    sla_method method;           /**< default SLA_METHOD_AUTO */
+    sla_precond precond;         /**< default SLA_PRECOND_AUTO */
+    sla_ordering ordering;       /**< default SLA_ORDERING_AUTO */
+    const char *backend;         /**< NULL or "auto": by priority; else a registered name */
+    double rtol;                 /**< default 1e-10 (iterative) */
+    double atol;                 /**< default 0 */
+    int64_t maxiter;             /**< default 10·n + 100 (iterative) */
+    int64_t restart;             /**< GMRES restart length, default 50 */
+    int initial_guess_nonzero;   /**< 1: X holds the initial guess on entry (default 0: zero) */
+    sla_monitor_fn monitor;      /**< NULL for none */
+    void *monitor_ctx;
+    int64_t monitor_every;       /**< default 1 */
+    sla_precond_fn user_precond; /**< for SLA_PRECOND_USER */
+    void *user_precond_ctx;
+    double memory_budget;        /**< bytes a direct factorization may use; ≤ 0: half of RAM */
+    double flop_budget;          /**< flops a direct factorization may take; ≤ 0: 1e13 */
+} sla_solver_options;
+
+/** What a solve did. For batches and several right-hand sides: the worst case over them. */
+typedef struct sla_solve_info {
+    sla_method method;           /**< the method actually used */
+    sla_precond precond;         /**< its preconditioner (SLA_PRECOND_NONE for direct) */
+    int converged;               /**< 1 if every system met the stopping rule */
+    sla_reason reason;           /**< worst reason over the batch */
+    int64_t iterations;          /**< max over batch and columns (0 for direct) */
+    double residual_norm;        /**< max true ‖b − A x‖₂ (iterative: recomputed at the end) */
+    double relative_residual;    /**< max ‖b − A x‖₂ / ‖b‖₂ (0 when b = 0) */
+    double rcond;                /**< reciprocal condition estimate, NaN if unknown */
+    char description[320];       /**< one line: method, backend, ordering and why */
+} sla_solve_info;
+
+/** Opaque solver object. */
+typedef struct sla_solver sla_solver;
+
+/** Fills *opt with the defaults above. */
+SLA_API void sla_solver_options_init(sla_solver_options *opt);
+
+/** Creates a solver for the square matrices A (batch B ≥ 1 on one pattern): validates A (square,
+ *  finite values), runs the symbolic analysis once and the numeric set-up for each batch element
+ *  (in parallel over the batch).
+ *  A->values are borrowed: iterative methods read them at every solve, so they must stay valid
+ *  and unchanged until the next sla_solver_refactor() or sla_solver_free(). The pattern is
+ *  retained.
+ *  @param[in] opt  NULL for defaults.
+ *  @return SLA_OK; SLA_EINVAL / SLA_ESHAPE / SLA_EDTYPE / SLA_ENONFINITE naming the argument;
+ *          SLA_ENOTSPD naming the column (Cholesky); SLA_ESINGULAR naming the column (direct);
+ *          SLA_EUNSUPPORTED (method or backend not in this build); SLA_ENOMEM. *out NULL on error. */
+SLA_API sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
+                                     sla_solver **out);
+
+/** Creates an iterative solver on a matrix-free operator of size n × n (batch B, dtype).
+ *  opt->method must be an iterative method; precond NONE, JACOBI is refused (no diagonal), USER
+ *  allowed. apply must support op = T for transposed solves and VJPs. */
+SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_t batch,
+                                              sla_apply_fn apply, void *apply_ctx,
+                                              const sla_solver_options *opt, sla_solver **out);
+
+/** Replaces the values (same pattern, dtype and batch) and redoes only the numeric work
+ *  (factorization or preconditioner values). values [batch][nnz] is borrowed like in create. */
+SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
+
+/** Solves op(A_b) X_b = B_b for every batch element b.
+ *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite.
+ *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero.
+ *  @param[out] info  may be NULL.
+ *  @return SLA_OK; SLA_NOT_CONVERGED (warning: X holds the last iterate, info says why);
+ *          SLA_ENONFINITE naming the entry of B; SLA_EINVAL; SLA_ECALLBACK. */
+SLA_API sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                                    sla_solve_info *info);
+
+/** Backward of X = op(A)⁻¹ B. Given X (the forward's solution) and G = ∂L/∂X, both
+ *  [batch][n][nrhs]:  λ = op(A)⁻ᵀ G (one solve on the same object, factors or preconditioner
+ *  reused; the right-hand side is scaled to unit norm so tiny cotangents do not underflow),
+ *    dB = λ                              [batch][n][nrhs], overwritten, NULL to skip;
+ *    dvalues: ∂a_s = −Σ_j λ[r_s][j]·X[c_s][j] (op = N) or −Σ_j X[r_s][j]·λ[c_s][j] (op = T),
+ *             [batch][nnz] CSR order, overwritten, NULL to skip (not available for operators).
+ *  @return as sla_solver_solve(). */
+SLA_API sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *X,
+                                        const void *G, void *dB, void *dvalues,
+                                        sla_solve_info *info);
+
+/** sign(det A_b) ∈ {−1, 0, +1} and log|det A_b| from the factorization, per batch element
+ *  (arrays [batch]). A singular matrix gives sign 0 and −INFINITY (not an error). Direct
+ *  methods only (SLA_EUNSUPPORTED otherwise). */
+SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabsdet);
+
+/** Gradient of L = Σ_b g[b]·log|det A_b|: dvalues[b][s] = g[b]·(A_b⁻ᵀ)[r_s, c_s] = g[b]·(A_b⁻¹)[c_s, r_s],
+ *  [batch][nnz] CSR order, overwritten. g NULL means ones. Computed from the factors as the
+ *  entries of A⁻¹ on the pattern (sparse inverse subset), never by n dense solves; the
+ *  backend's docs give the method and its cost. */
+SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+
+/** One line saying which method, backend, ordering and preconditioner were used and why.
+ *  Owned by the solver. */
+SLA_API const char *sla_solver_describe(const sla_solver *s);
+
+/** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
+SLA_API void sla_solver_free(sla_solver **s);
+
+/** Names: "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres". */
+SLA_API const char *sla_method_name(sla_method m);
+SLA_API sla_status sla_method_from_name(const char *name, sla_method *m);
+/** Names: "auto", "none", "jacobi", "ic0", "ilu0", "amg", "user". */
+SLA_API const char *sla_precond_name(sla_precond p);
+SLA_API sla_status sla_precond_from_name(const char *name, sla_precond *p);
+/** Names: "auto", "natural", "amd", "metis". */
+SLA_API const char *sla_ordering_name(sla_ordering o);
+SLA_API sla_status sla_ordering_from_name(const char *name, sla_ordering *o);
+/** Names: "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation". */
+SLA_API const char *sla_reason_name(sla_reason r);
+/** 1 for CG, BiCGStab, GMRES, MINRES. */
+SLA_API int sla_method_is_iterative(sla_method m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

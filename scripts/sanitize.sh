@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Second build of the C tests with AddressSanitizer and UndefinedBehaviorSanitizer, and a short
+# libFuzzer run of the Matrix Market reader (clang). Used by CI after scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLA_SANITIZE=ON -DSLA_BUILD_BENCH=OFF \
+      -DSLA_BUILD_TOOLS=ON -DSLA_BUILD_EXAMPLES=OFF
+cmake --build build-asan -j"$(nproc)"
+# Python tests load libsla into an uninstrumented interpreter: they run in the normal build only.
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j2 -LE python
+if [ -f tests/fuzz/CMakeLists.txt ]; then
+  CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DSLA_BUILD_FUZZ=ON -DSLA_BUILD_TESTS=OFF \
+        -DSLA_BUILD_BENCH=OFF -DSLA_BUILD_TOOLS=OFF -DSLA_BUILD_EXAMPLES=OFF -DSLA_WITH_MPI=OFF
+  cmake --build build-fuzz -j"$(nproc)"
+  bash tests/fuzz/run.sh build-fuzz "${SLA_FUZZ_SECONDS:-60}"
+fi

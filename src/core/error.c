@@ -1,0 +1,158 @@
+/* Status strings, the thread-local error message, checked allocation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+#include "core/internal.h"
+
+static _Thread_local char last_error[1024];
+
+const char *sla_status_string(sla_status status)
+{
+    switch (status) {
+    case SLA_OK: return "success";
+    case SLA_NOT_CONVERGED: return "not converged";
+    case SLA_EINVAL: return "invalid argument";
+    case SLA_ENOMEM: return "out of memory";
+    case SLA_EINDEX: return "index out of range";
+    case SLA_ESHAPE: return "shape mismatch";
+    case SLA_EDTYPE: return "unsupported dtype";
+    case SLA_EPARSE: return "parse error";
+    case SLA_EIO: return "input/output error";
+    case SLA_ENONFINITE: return "non-finite value";
+    case SLA_ESINGULAR: return "singular matrix";
+    case SLA_ENOTSPD: return "matrix not symmetric positive definite";
+    case SLA_EBREAKDOWN: return "breakdown";
+    case SLA_EUNSUPPORTED: return "unsupported";
+    case SLA_EBACKEND: return "backend error";
+    case SLA_EINTERNAL: return "internal error";
+    case SLA_ECALLBACK: return "callback failed";
+    }
+    return "unknown status";
+}
+
+const char *sla_last_error(void) { return last_error; }
+
+void sla_clear_error(void) { last_error[0] = '\0'; }
+
+sla_status sla_error_set(sla_status status, const char *func, const char *fmt, ...)
+{
+    int len = snprintf(last_error, sizeof last_error, "%s: ", func);
+    if (len < 0 || (size_t)len >= sizeof last_error) return status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error + len, sizeof last_error - (size_t)len, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
+{
+    char prev[sizeof last_error];
+    memcpy(prev, last_error, sizeof prev);
+    char ctx[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    snprintf(last_error, sizeof last_error, "%s: %s: %s", func, ctx, prev);
+    return status;
+}
+
+size_t sla_dtype_size(sla_dtype dtype)
+{
+    switch (dtype) {
+    case SLA_FLOAT64: return sizeof(double);
+    case SLA_FLOAT32: return sizeof(float);
+    }
+    return 0;
+}
+
+const char *sla_dtype_name(sla_dtype dtype)
+{
+    switch (dtype) {
+    case SLA_FLOAT64: return "float64";
+    case SLA_FLOAT32: return "float32";
+    }
+    return "invalid";
+}
+
+const char *sla_version(void) { return SLA_VERSION_STRING; }
+
+/* ---- allocation with a failure-injection hook for tests ---- */
+
+static _Atomic int64_t alloc_countdown = -1;
+static _Atomic int64_t alloc_count = 0;
+
+int64_t sla_test_fail_alloc_after(int64_t n)
+{
+    int64_t c = alloc_count;
+    alloc_count = 0;
+    alloc_countdown = n;
+    return c;
+}
+
+static int injected_failure(void)
+{
+    alloc_count++;
+    if (alloc_countdown < 0) return 0;
+    return alloc_countdown-- == 0;
+}
+
+void *sla_malloc(size_t count, size_t size, const char *what)
+{
+    if (size && count > SIZE_MAX / size) {
+        sla_error_set(SLA_ENOMEM, "sla_malloc", "%s: %zu × %zu bytes overflows", what, count, size);
+        return NULL;
+    }
+    size_t bytes = count * size;
+    void *p = injected_failure() ? NULL : malloc(bytes ? bytes : 1);
+    if (!p) sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %zu bytes for %s", bytes, what);
+    return p;
+}
+
+void *sla_calloc(size_t count, size_t size, const char *what)
+{
+    if (size && count > SIZE_MAX / size) {
+        sla_error_set(SLA_ENOMEM, "sla_calloc", "%s: %zu × %zu bytes overflows", what, count, size);
+        return NULL;
+    }
+    void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
+    if (!p) sla_error_set(SLA_ENOMEM, "sla_calloc", "cannot allocate %zu bytes for %s",
+                          count * size, what);
+    return p;
+}
+
+void sla_free(void *p) { free(p); }
+
+void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds)
+{
+    int64_t nnz = rowptr[nrows];
+    bounds[0] = 0;
+    for (int t = 1; t < nparts; t++) {
+        /* first row whose start is ≥ t·nnz/nparts, also balancing rows when nnz is tiny */
+        int64_t target = (int64_t)((double)nnz * t / nparts);
+        int64_t lo = bounds[t - 1], hi = nrows;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (rowptr[mid] < target) lo = mid + 1; else hi = mid;
+        }
+        bounds[t] = lo;
+    }
+    bounds[nparts] = nrows;
+}
+
+int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad)
+{
+    if (dtype == SLA_FLOAT64) {
+        const double *v = x;
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(v[i])) { if (bad) *bad = i; return 0; }
+    } else {
+        const float *v = x;
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(v[i])) { if (bad) *bad = i; return 0; }
+    }
+    return 1;
+}

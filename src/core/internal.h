@@ -1,0 +1,45 @@
+/* Private helpers shared by every layer of libsla: error raising, checked allocation,
+ * OpenMP row partitioning. Not installed. */
+#ifndef SLA_INTERNAL_H
+#define SLA_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sla/sla.h"
+
+/** Records "func: message" as the calling thread's last error and returns status.
+ *  Use through SLA_FAIL so the function name is filled in. */
+sla_status sla_error_set(sla_status status, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Adds context in front of the current message: "func: prefix: <previous message>". */
+sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define SLA_FAIL(status, ...) sla_error_set((status), __func__, __VA_ARGS__)
+#define SLA_CHECK_ARG(cond, ...) \
+    do { if (!(cond)) return SLA_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
+/** Propagate an error status (negative) from a call; warnings pass through. */
+#define SLA_TRY(expr) \
+    do { sla_status sla_try_st_ = (expr); if (sla_try_st_ < 0) return sla_try_st_; } while (0)
+
+/** malloc/calloc of count × size bytes with overflow check; NULL (and an SLA_ENOMEM message
+ *  naming `what`) on failure. count = 0 returns a valid 1-byte allocation. The test hook
+ *  sla_test_fail_alloc_after() makes the n-th later allocation fail. */
+void *sla_malloc(size_t count, size_t size, const char *what);
+void *sla_calloc(size_t count, size_t size, const char *what);
+void sla_free(void *p);
+
+/** Test hook (exported for the test suite only): the n-th allocation from now fails
+ *  (n = 0: the next one); n < 0 disables. Returns the number of allocations since the last call. */
+SLA_API int64_t sla_test_fail_alloc_after(int64_t n);
+
+/** Splits rows [0, nrows) into nparts ranges of about equal nonzero count (rowptr based).
+ *  bounds has nparts + 1 entries; bounds[0] = 0, bounds[nparts] = nrows. */
+void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds);
+
+/** 1 if every one of n doubles/floats is finite; else 0 and *bad = first bad index. */
+int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
+
+#endif

@@ -1,0 +1,130 @@
+/* The matrix view: validation, symmetry, diagonal, norms, dense conversion. */
+#include <math.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+#define SLA_TEMPLATE "core/t_props.h"
+#include "core/instantiate.h"
+
+sla_matrix sla_matrix_view(const sla_pattern *p, sla_dtype dtype, int64_t batch, const void *values)
+{
+    return (sla_matrix){p, dtype, batch, values};
+}
+
+sla_status sla_matrix_check(const sla_matrix *A, int check_finite)
+{
+    SLA_CHECK_ARG(A, "matrix is NULL");
+    SLA_CHECK_ARG(A->pattern, "matrix pattern is NULL");
+    if (A->dtype != SLA_FLOAT64 && A->dtype != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "matrix dtype %d is not float64 or float32", (int)A->dtype);
+    SLA_CHECK_ARG(A->batch >= 1, "matrix batch = %lld < 1", (long long)A->batch);
+    int64_t nnz = sla_pattern_nnz(A->pattern);
+    SLA_CHECK_ARG(A->values || nnz == 0, "matrix values are NULL");
+    int64_t bad;
+    if (check_finite && !sla_all_finite(A->dtype, A->values, A->batch * nnz, &bad)) {
+        int64_t s = bad % nnz;
+        const int64_t *ri = sla_pattern_rowind(A->pattern);
+        return SLA_FAIL(SLA_ENONFINITE, "matrix value at batch %lld, slot %lld (row %lld, col %d) "
+                        "is not finite", (long long)(bad / nnz), (long long)s,
+                        (long long)(ri ? ri[s] : -1), sla_pattern_colind(A->pattern)[s]);
+    }
+    return SLA_OK;
+}
+
+sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol, int *is_symmetric)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_CHECK_ARG(is_symmetric, "is_symmetric is NULL");
+    *is_symmetric = 0;
+    if (sla_pattern_nrows(A->pattern) != sla_pattern_ncols(A->pattern)) return SLA_OK;
+    const sla_pattern *t;
+    const int64_t *perm;
+    SLA_TRY(sla_pattern_cached_transpose(A->pattern, &t, &perm));
+    *is_symmetric = SLA_DISPATCH(A->dtype, is_symmetric, (A->pattern, perm, A->batch, A->values,
+                                                          rtol, atol));
+    return SLA_OK;
+}
+
+sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_CHECK_ARG(info, "info is NULL");
+    SLA_DISPATCH(A->dtype, diag, (A->pattern, A->batch, A->values, NULL, info));
+    return SLA_OK;
+}
+
+sla_status sla_matrix_diagonal(const sla_matrix *A, void *diag)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_CHECK_ARG(diag, "diag is NULL");
+    SLA_DISPATCH(A->dtype, diag, (A->pattern, A->batch, A->values, diag, NULL));
+    return SLA_OK;
+}
+
+sla_status sla_matrix_norm(const sla_matrix *A, char which, double *norms)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_CHECK_ARG(norms, "norms is NULL");
+    if (which == 'f') which = 'F';
+    if (which == 'i') which = 'I';
+    if (which == 'm') which = 'M';
+    if (which != 'F' && which != '1' && which != 'I' && which != 'M')
+        return SLA_FAIL(SLA_EINVAL, "which = '%c' is not 'F', '1', 'I' or 'M'", which);
+    double *colsum = NULL;
+    if (which == '1') {
+        colsum = sla_malloc((size_t)sla_pattern_ncols(A->pattern), sizeof(double), "column sums");
+        if (!colsum) return SLA_ENOMEM;
+    }
+    SLA_DISPATCH(A->dtype, norm, (A->pattern, A->batch, A->values, which, norms, colsum));
+    sla_free(colsum);
+    return SLA_OK;
+}
+
+#define SLA_DENSE_MAX ((int64_t)1 << 31)
+
+sla_status sla_matrix_to_dense(const sla_matrix *A, void *dense)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
+    if (n > 0 && m > SLA_DENSE_MAX / n)
+        return SLA_FAIL(SLA_ESHAPE, "%lld × %lld is too large for a dense matrix", (long long)m,
+                        (long long)n);
+    SLA_CHECK_ARG(dense || m * n == 0, "dense is NULL");
+    SLA_DISPATCH(A->dtype, to_dense, (A->pattern, A->batch, A->values, dense));
+    return SLA_OK;
+}
+
+sla_status sla_matrix_from_dense(int64_t nrows, int64_t ncols, sla_dtype dtype, int64_t batch,
+                                 const void *dense, double drop_tol, sla_pattern **pattern,
+                                 void **values)
+{
+    SLA_CHECK_ARG(pattern && values, "pattern or values is NULL");
+    *pattern = NULL;
+    *values = NULL;
+    SLA_CHECK_ARG(nrows >= 0 && ncols >= 0, "negative shape %lld × %lld", (long long)nrows,
+                  (long long)ncols);
+    SLA_CHECK_ARG(batch >= 1, "batch = %lld < 1", (long long)batch);
+    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
+    if (ncols > 0 && nrows > SLA_DENSE_MAX / ncols)
+        return SLA_FAIL(SLA_ESHAPE, "%lld × %lld is too large for a dense matrix",
+                        (long long)nrows, (long long)ncols);
+    SLA_CHECK_ARG(dense || nrows * ncols == 0, "dense is NULL");
+    int64_t nnz = SLA_DISPATCH(dtype, dense_keep, (nrows, ncols, batch, dense, drop_tol, NULL, NULL));
+    int64_t *rows = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
+    int64_t *cols = sla_malloc((size_t)nnz, sizeof(int64_t), "cols");
+    void *v = sla_malloc((size_t)(batch * nnz), sla_dtype_size(dtype), "values");
+    sla_status st = (rows && cols && v) ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        SLA_DISPATCH(dtype, dense_keep, (nrows, ncols, batch, dense, drop_tol, rows, cols));
+        SLA_DISPATCH(dtype, dense_pick, (nrows, ncols, batch, dense, nnz, rows, cols, v));
+        /* row-major traversal is already CSR order, so the map is the identity */
+        st = sla_pattern_from_coo(nrows, ncols, nnz, rows, cols, pattern);
+    }
+    sla_free(rows);
+    sla_free(cols);
+    if (st != SLA_OK) { sla_free(v); return st; }
+    *values = v;
+    return SLA_OK;
+}

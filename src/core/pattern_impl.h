@@ -1,0 +1,26 @@
+/* Private layout of sla_pattern (src/core only; other layers use the accessors). */
+#ifndef SLA_PATTERN_IMPL_H
+#define SLA_PATTERN_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/internal.h"
+
+struct sla_pattern {
+    atomic_int refcount;
+    int64_t nrows, ncols;
+    int64_t nnz;            /* CSR slots */
+    int64_t nnz_in;         /* input entries */
+    int64_t *rowptr;        /* [nrows + 1] */
+    int32_t *colind;        /* [nnz], sorted unique per row */
+    int64_t *map;           /* [nnz_in] input entry -> slot */
+    int has_duplicates;
+    /* caches built on first use under `lock` (the pattern stays logically immutable) */
+    pthread_mutex_t lock;
+    int64_t *_Atomic rowind;                /* [nnz] row of each slot */
+    struct sla_pattern *_Atomic transpose;  /* pattern of Aᵀ */
+    int64_t *tperm;                         /* values_T[j] = values[tperm[j]] */
+};
+
+#endif

@@ -1,0 +1,126 @@
+/* Template (see core/instantiate.h): numerical properties of a matrix batch. */
+
+/* |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|), a missing mirror counting as 0. */
+static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t batch,
+                            const REAL *v, double rtol, double atol)
+{
+    int64_t nnz = sla_pattern_nnz(p);
+    const sla_pattern *t;
+    sla_pattern_cached_transpose(p, &t, NULL);
+    const int64_t *rp = sla_pattern_rowptr(p), *trp = sla_pattern_rowptr(t);
+    const int32_t *ci = sla_pattern_colind(p), *tci = sla_pattern_colind(t);
+    int sym = 1;
+    for (int64_t b = 0; b < batch && sym; b++) {
+        const REAL *a = v + b * nnz;
+        /* walk row i of A and row i of Aᵀ (= column i of A) together: both sorted */
+        for (int64_t i = 0; i < sla_pattern_nrows(p) && sym; i++) {
+            int64_t s = rp[i], q = trp[i];
+            while ((s < rp[i + 1] || q < trp[i + 1]) && sym) {
+                int64_t cs = s < rp[i + 1] ? ci[s] : INT64_MAX;
+                int64_t cq = q < trp[i + 1] ? tci[q] : INT64_MAX;
+                double x = 0, y = 0;
+                if (cs <= cq) x = a[s++];
+                if (cq <= cs) y = a[perm[q++]];
+                if (!(fabs(x - y) <= atol + rtol * fmax(fabs(x), fabs(y)))) sym = 0;
+            }
+        }
+    }
+    return sym;
+}
+
+static void FN(diag)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *d,
+                     sla_diag_info *info)
+{
+    int64_t nnz = sla_pattern_nnz(p);
+    int64_t m = sla_pattern_nrows(p) < sla_pattern_ncols(p) ? sla_pattern_nrows(p)
+                                                             : sla_pattern_ncols(p);
+    if (info) *info = (sla_diag_info){0};
+    for (int64_t i = 0; i < m; i++) {
+        int64_t s = sla_pattern_find(p, i, i);
+        if (info && s >= 0) info->present++;
+        for (int64_t b = 0; b < batch; b++) {
+            REAL x = s >= 0 ? v[b * nnz + s] : 0;
+            if (d) d[b * m + i] = x;
+            if (info && s >= 0) {
+                if (x > 0) info->positive++;
+                else if (x < 0) info->negative++;
+                else info->zero++;
+            }
+        }
+    }
+    if (info) info->missing = m - info->present;
+}
+
+static void FN(norm)(const sla_pattern *p, int64_t batch, const REAL *v, char which,
+                     double *out, double *colsum)
+{
+    int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p), nnz = sla_pattern_nnz(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t b = 0; b < batch; b++) {
+        const REAL *a = v + b * nnz;
+        double r = 0;
+        if (which == 'F') {
+            /* scaled sum of squares (LAPACK dlassq) avoids overflow for entries ~1e200 */
+            double scale = 0, ssq = 1;
+            for (int64_t s = 0; s < nnz; s++) {
+                double x = fabs((double)a[s]);
+                if (x == 0) continue;
+                if (scale < x) { ssq = 1 + ssq * (scale / x) * (scale / x); scale = x; }
+                else ssq += (x / scale) * (x / scale);
+            }
+            r = scale * sqrt(ssq);
+        } else if (which == 'M') {
+            for (int64_t s = 0; s < nnz; s++) r = fmax(r, fabs((double)a[s]));
+        } else if (which == 'I') {
+            for (int64_t i = 0; i < m; i++) {
+                double t = 0;
+                for (int64_t s = rp[i]; s < rp[i + 1]; s++) t += fabs((double)a[s]);
+                r = fmax(r, t);
+            }
+        } else { /* '1' */
+            for (int64_t j = 0; j < n; j++) colsum[j] = 0;
+            for (int64_t s = 0; s < nnz; s++) colsum[ci[s]] += fabs((double)a[s]);
+            for (int64_t j = 0; j < n; j++) r = fmax(r, colsum[j]);
+        }
+        out[b] = r;
+    }
+}
+
+static void FN(to_dense)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *dense)
+{
+    int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p), nnz = sla_pattern_nnz(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t b = 0; b < batch; b++) {
+        REAL *d = dense + b * m * n;
+        for (int64_t q = 0; q < m * n; q++) d[q] = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t s = rp[i]; s < rp[i + 1]; s++) d[i * n + ci[s]] = v[b * nnz + s];
+    }
+}
+
+/* Counts entries kept (|a| > tol in some batch element; tol < 0 keeps all) and, when rows/cols
+ * are given, records their coordinates in row-major order. */
+static int64_t FN(dense_keep)(int64_t m, int64_t n, int64_t batch, const REAL *dense, double tol,
+                              int64_t *rows, int64_t *cols)
+{
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int keep = tol < 0;
+            for (int64_t b = 0; b < batch && !keep; b++)
+                keep = fabs((double)dense[(b * m + i) * n + j]) > tol;
+            if (!keep) continue;
+            if (rows) { rows[cnt] = i; cols[cnt] = j; }
+            cnt++;
+        }
+    return cnt;
+}
+
+static void FN(dense_pick)(int64_t m, int64_t n, int64_t batch, const REAL *dense, int64_t nnz,
+                           const int64_t *rows, const int64_t *cols, REAL *v)
+{
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t s = 0; s < nnz; s++) v[b * nnz + s] = dense[(b * m + rows[s]) * n + cols[s]];
+}

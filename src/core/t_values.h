@@ -1,0 +1,51 @@
+/* Template (see core/instantiate.h): value gather/scatter and elementwise matrix updates. */
+
+static void FN(gather)(const sla_pattern *p, int64_t batch, const REAL *coo, REAL *csr)
+{
+    int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    const int64_t *map = sla_pattern_map(p);
+    for (int64_t b = 0; b < batch; b++) {
+        REAL *dst = csr + b * nnz;
+        const REAL *src = coo + b * nin;
+        for (int64_t s = 0; s < nnz; s++) dst[s] = 0;
+        /* input order: duplicates are summed in the order the caller gave them */
+        for (int64_t k = 0; k < nin; k++) dst[map[k]] += src[k];
+    }
+}
+
+static void FN(scatter)(const sla_pattern *p, int64_t batch, const REAL *csr, REAL *coo)
+{
+    int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    const int64_t *map = sla_pattern_map(p);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t k = 0; k < nin; k++) coo[b * nin + k] = csr[b * nnz + map[k]];
+}
+
+static void FN(permute)(int64_t batch, int64_t nnz, const int64_t *perm, const REAL *in, REAL *out)
+{
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t j = 0; j < nnz; j++) out[b * nnz + j] = in[b * nnz + perm[j]];
+}
+
+static void FN(scale)(const sla_pattern *p, int64_t batch, double alpha, const REAL *rs,
+                      const REAL *cs, const REAL *in, REAL *out)
+{
+    int64_t m = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < m; i++) {
+            REAL r = (REAL)alpha * (rs ? rs[i] : (REAL)1);
+            for (int64_t s = rp[i]; s < rp[i + 1]; s++)
+                out[b * nnz + s] = r * in[b * nnz + s] * (cs ? cs[ci[s]] : (REAL)1);
+        }
+}
+
+static void FN(axpby)(int64_t n, double alpha, const REAL *x, double beta, const REAL *y, REAL *out)
+{
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = (REAL)alpha * x[i] + (REAL)beta * y[i];
+}
