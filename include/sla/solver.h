@@ -190,6 +190,22 @@ SLA_API const char *sla_reason_name(sla_reason r);
 /** 1 for CG, BiCGStab, GMRES, MINRES. */
 SLA_API int sla_method_is_iterative(sla_method m);
 
+/** A registered backend, as listed by sla_backend_get(). */
+typedef struct sla_backend_info {
+    const char *name;          /**< "cholmod", "umfpack", "klu", "mumps", "krylov", ... */
+    const char *description;   /**< one line: library and version, what it does */
+    uint32_t methods;          /**< bit (1u << m) set for each sla_method m it serves */
+    uint32_t dtypes;           /**< bit (1u << d) set for each sla_dtype d it serves */
+    int priority;              /**< higher is tried first among backends serving a method */
+    int available;             /**< 0 if not compiled into this build */
+    const char *unavailable_reason; /**< why not, when available = 0; else NULL */
+} sla_backend_info;
+
+/** Number of registered backends (compiled in or not). */
+SLA_API int64_t sla_backend_count(void);
+/** Fills *info for backend i in [0, sla_backend_count()). @return SLA_OK, SLA_EINVAL. */
+SLA_API sla_status sla_backend_get(int64_t i, sla_backend_info *info);
+
 #ifdef __cplusplus
 }
 #endif

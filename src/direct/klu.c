@@ -1,0 +1,7 @@
+/* Placeholder for the klu backend (replaced by the direct-solver work). */
+#include "solve/backend.h"
+
+const sla_backend sla_backend_klu = {
+    .info = {.name = "klu", .description = "not implemented yet", .available = 0,
+             .unavailable_reason = "not implemented yet"},
+};

@@ -1,0 +1,7 @@
+/* Placeholder for the mumps backend (replaced by the direct-solver work). */
+#include "solve/backend.h"
+
+const sla_backend sla_backend_mumps = {
+    .info = {.name = "mumps", .description = "not implemented yet", .available = 0,
+             .unavailable_reason = "not implemented yet"},
+};

@@ -1,0 +1,70 @@
+/* What a solver backend implements (the backend tier of the headers, private to libsla).
+ *
+ * A backend serves some methods (bitmask over sla_method) for some dtypes. The generic layer
+ * (solver.c) validates every argument before calling it, so a backend may assume:
+ *   - s->A is a valid square matrix view (finite values) or s->apply is set (matrix-free);
+ *   - B is finite, X has room for [batch][n][nrhs], nrhs ≥ 1, op is N or T;
+ *   - s->opt has its method resolved (never SLA_METHOD_AUTO) and defaults filled in.
+ * A backend keeps its state in s->impl, writes s->description in create, and reports errors
+ * with SLA_FAIL (message naming the column / batch element). */
+#ifndef SLA_SOLVE_BACKEND_H
+#define SLA_SOLVE_BACKEND_H
+
+#include "core/internal.h"
+
+struct sla_solver {
+    sla_matrix A;                /* borrowed values; A.pattern is `pattern` below */
+    sla_pattern *pattern;        /* retained; NULL for a matrix-free operator */
+    int64_t n, batch;
+    sla_dtype dtype;
+    sla_apply_fn apply;          /* matrix-free operator, or NULL */
+    void *apply_ctx;
+    sla_solver_options opt;      /* method resolved, defaults filled */
+    const struct sla_backend *backend;
+    void *impl;                  /* backend state */
+    double rcond;                /* reciprocal condition estimate (NaN if unknown) */
+    char description[320];       /* one line, written by the backend (and by auto) */
+    char why[200];               /* why this method was chosen (auto), or "" */
+};
+
+typedef struct sla_backend {
+    sla_backend_info info;
+    /* Symbolic analysis + numeric set-up for every batch element. */
+    sla_status (*create)(sla_solver *s);
+    /* Numeric set-up again after s->A.values changed (same pattern). */
+    sla_status (*refactor)(sla_solver *s);
+    /* op(A_b) X_b = B_b for every batch element; fills info's iterations/residual/converged/
+     * reason/rcond (the generic layer fills method, precond, description). */
+    sla_status (*solve)(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                        sla_solve_info *info);
+    /* Optional (NULL: SLA_EUNSUPPORTED): sign and log|det| per batch element. */
+    sla_status (*logdet)(sla_solver *s, double *sign, double *logabsdet);
+    /* Optional: dvalues[b][s] = g[b]·(A_b⁻ᵀ)[r_s, c_s]; g never NULL here. */
+    sla_status (*logdet_grad)(sla_solver *s, const double *g, void *dvalues);
+    void (*destroy)(sla_solver *s);
+} sla_backend;
+
+/* The registry (registry.c): every backend, compiled in or not, by decreasing priority. */
+extern const sla_backend sla_backend_cholmod;
+extern const sla_backend sla_backend_umfpack;
+extern const sla_backend sla_backend_klu;
+extern const sla_backend sla_backend_mumps;
+extern const sla_backend sla_backend_krylov;
+
+/* First available backend serving (method, dtype), or the one named `name` (NULL/"auto": any).
+ * On failure returns NULL with an SLA_EUNSUPPORTED message naming what was asked. */
+const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const char *name);
+
+/* Method selection for SLA_METHOD_AUTO (auto.c): resolves s->opt.method (and precond), picks the
+ * backend, runs its create, falling back when a trial fails (e.g. Cholesky not SPD), and writes
+ * s->why. */
+sla_status sla_auto_create(sla_solver *s);
+
+/* Runs the backend's create for the already-resolved s->opt.method. */
+sla_status sla_solver_create_with(sla_solver *s, sla_method method);
+
+#define SLA_METHOD_BIT(m) (1u << (unsigned)(m))
+#define SLA_DTYPE_BIT(d) (1u << (unsigned)(d))
+#define SLA_BOTH_DTYPES (SLA_DTYPE_BIT(SLA_FLOAT64) | SLA_DTYPE_BIT(SLA_FLOAT32))
+
+#endif
