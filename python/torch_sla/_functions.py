@@ -1,0 +1,259 @@
+"""One torch.autograd.Function per differentiable operation. Forward and backward both call
+libsla (the backward calls the C adjoint: sla_values_scatter, sla_spmv_vjp,
+sla_solver_solve_vjp, sla_solver_logdet_grad); Python only shapes the arguments.
+
+Conventions inside this module: matrix values are [B, nnz] contiguous tensors in CSR order
+(B ≥ 1, the flattened batch), dense blocks are [n, k] (shared by the batch) or [B, n, k].
+"""
+import ctypes
+import warnings
+
+import torch
+from torch.autograd import Function
+from torch.autograd.function import once_differentiable
+
+from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, Matrix, check, lib
+from ._solver import acquire
+from .errors import ConvergenceError, ConvergenceWarning
+
+DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
+
+
+def matrix_view(pattern, values):
+    """sla_matrix for [B, nnz] CSR values (a borrowed view: keep `values` alive)."""
+    return Matrix(pattern.ptr, DTYPE_CODE[values.dtype], values.shape[0], values.data_ptr())
+
+
+class SolveConfig:
+    """How a solve reports non-convergence, and where it leaves its SolveInfo."""
+    __slots__ = ("strict", "info", "what")
+
+    def __init__(self, strict=False, what="solve"):
+        self.strict = strict
+        self.info = None
+        self.what = what
+
+    def report(self, status, info, adjoint=False):
+        what = f"{self.what} (adjoint, in backward)" if adjoint else self.what
+        if adjoint:
+            if self.info is not None:
+                self.info.adjoint = info
+        else:
+            self.info = info
+        if status == SLA_NOT_CONVERGED or not info.converged:
+            msg = (f"torch_sla {what} did not converge: {info.method}, reason '{info.reason}' "
+                   f"after {info.iterations} iterations, residual {info.residual:.3e} "
+                   f"(relative {info.relative_residual:.3e}); {info.description}")
+            if self.strict:
+                raise ConvergenceError(msg, info)
+            warnings.warn(msg, ConvergenceWarning, stacklevel=5)
+
+
+# ------------------------------------------------------------------------------------------------
+# COO order -> CSR order
+# ------------------------------------------------------------------------------------------------
+class Gather(Function):
+    """CSR values [B, nnz] from COO-ordered values [B, nnz_input] (duplicates summed, C
+    sla_values_gather); backward: sla_values_scatter (each duplicate gets its slot's gradient)."""
+
+    @staticmethod
+    def forward(ctx, coo, pattern):
+        out = coo.new_empty(coo.shape[0], pattern.nnz)
+        check(lib.sla_values_gather(pattern.ptr, DTYPE_CODE[coo.dtype], coo.shape[0],
+                                    coo.data_ptr(), out.data_ptr()))
+        ctx.pattern = pattern
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        g = g.contiguous()
+        out = g.new_empty(g.shape[0], ctx.pattern.nnz_input)
+        check(lib.sla_values_scatter(ctx.pattern.ptr, DTYPE_CODE[g.dtype], g.shape[0],
+                                     g.data_ptr(), out.data_ptr()))
+        return out, None
+
+
+# ------------------------------------------------------------------------------------------------
+# y = op(A) x
+# ------------------------------------------------------------------------------------------------
+class SpMV(Function):
+    """y [B, m, k] = op(A_b) x, x [n, k] (x_batched = 0, shared) or [B, n, k]. Backward: one
+    sla_spmv_vjp call gives dx = op(A)ᵀ g and dvalues (pattern-restricted outer product)."""
+
+    @staticmethod
+    def forward(ctx, values, x, pattern, op, x_batched):
+        B = values.shape[0]
+        k = x.shape[-1]
+        m = pattern.nrows if op == SLA_OP_N else pattern.ncols
+        y = values.new_empty(B, m, k)
+        ctx.pattern, ctx.op, ctx.x_batched = pattern, op, x_batched
+        ctx.save_for_backward(values, x)
+        if y.numel() == 0:
+            return y
+        if x.numel() == 0:
+            return y.zero_()
+        A = matrix_view(pattern, values)
+        check(lib.sla_spmv(op, 1.0, ctypes.byref(A), x.data_ptr(), x_batched, k, 0.0,
+                           y.data_ptr()))
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        values, x = ctx.saved_tensors
+        need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        dv = torch.zeros_like(values) if need_v else None
+        dx = torch.zeros_like(x) if need_x else None
+        if (need_v or need_x) and g.numel() and x.numel():
+            g = g.contiguous()
+            A = matrix_view(ctx.pattern, values)
+            if _HAVE_SPMV_VJP:
+                check(lib.sla_spmv_vjp(ctx.op, 1.0, ctypes.byref(A), x.data_ptr(),
+                                       ctx.x_batched, x.shape[-1], g.data_ptr(),
+                                       dx.data_ptr() if need_x else None,
+                                       dv.data_ptr() if need_v else None))
+            else:
+                _spmv_vjp_composed(ctx, A, values, x, g, dx, dv)
+        return dv, dx, None, None, None
+
+
+_HAVE_SPMV_VJP = lib.has("sla_spmv_vjp")
+
+
+def _spmv_vjp_composed(ctx, A, values, x, g, dx, dv):
+    """The SpMV adjoint from two C primitives, for a libsla that predates sla_spmv_vjp:
+    dx = op(A)ᵀ g (sla_spmv), dvalues = pattern-restricted outer product (sla_pattern_outer_add).
+    """
+    B, k, op = values.shape[0], x.shape[-1], ctx.op
+    code = DTYPE_CODE[values.dtype]
+    if dx is not None:
+        opT = 1 - op
+        tmp = dx if ctx.x_batched or B == 1 else values.new_empty(B, *x.shape)
+        check(lib.sla_spmv(opT, 1.0, ctypes.byref(A), g.data_ptr(), 1, k, 0.0, tmp.data_ptr()))
+        if tmp is not dx:
+            dx.copy_(tmp.sum(0))
+    if dv is not None:
+        u, ub, v, vb = (g, 1, x, ctx.x_batched) if op == SLA_OP_N else (x, ctx.x_batched, g, 1)
+        check(lib.sla_pattern_outer_add(ctx.pattern.ptr, code, B, 1.0, u.data_ptr(), ub,
+                                        v.data_ptr(), vb, k, dv.data_ptr()))
+
+
+# ------------------------------------------------------------------------------------------------
+# x = A⁻¹ b
+# ------------------------------------------------------------------------------------------------
+class Solve(Function):
+    """X [B, n, k] = A_b⁻¹ B_b. The solver comes from the refactor cache (see _solver.py) and
+    is saved for the backward, which runs sla_solver_solve_vjp on it: one transposed solve
+    with the same factors or preconditioner, then ∂a = −λ xᵀ on the pattern."""
+
+    @staticmethod
+    def forward(ctx, values, b, pattern, options, config):
+        vals = values.detach()
+        solver = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
+        x = torch.empty_like(b)
+        st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
+        config.report(st, info)
+        ctx.solver, ctx.config = solver, config
+        ctx.generation = solver.generation
+        ctx.pin = solver.pin() if any(ctx.needs_input_grad[:2]) else None
+        ctx.save_for_backward(values, x)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        values, x = ctx.saved_tensors
+        solver = ctx.solver
+        need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        if not (need_v or need_b):
+            return None, None, None, None, None
+        ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
+        db = torch.empty_like(x) if need_b else None
+        dv = torch.empty_like(values) if need_v else None
+        st, info = solver.solve_vjp(SLA_OP_N, x.shape[-1], x, g.contiguous(), db, dv)
+        ctx.config.report(st, info, adjoint=True)
+        if ctx.pin is not None:
+            solver.unpin(ctx.pin)
+        return dv, db, None, None, None
+
+
+# ------------------------------------------------------------------------------------------------
+# log|det A|
+# ------------------------------------------------------------------------------------------------
+class Slogdet(Function):
+    """(log|det A_b| [B], sign [B]) from a direct factorization (sla_solver_logdet); backward:
+    sla_solver_logdet_grad (entries of A⁻ᵀ on the pattern, from the factors)."""
+
+    @staticmethod
+    def forward(ctx, values, pattern, options):
+        vals = values.detach()
+        solver = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
+        sign, lad = solver.logdet()
+        ctx.solver, ctx.generation = solver, solver.generation
+        ctx.pin = solver.pin() if ctx.needs_input_grad[0] else None
+        ctx.save_for_backward(values)
+        sign_t = torch.tensor(sign, dtype=values.dtype)
+        ctx.mark_non_differentiable(sign_t)
+        return torch.tensor(lad, dtype=values.dtype), sign_t
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g_lad, g_sign):
+        (values,) = ctx.saved_tensors
+        solver = ctx.solver
+        ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
+        dv = torch.empty_like(values)
+        solver.logdet_grad(g_lad.double().tolist(), dv)
+        if ctx.pin is not None:
+            solver.unpin(ctx.pin)
+        return dv, None, None
+
+
+# ------------------------------------------------------------------------------------------------
+# Norm and dense conversion
+# ------------------------------------------------------------------------------------------------
+class FroNorm(Function):
+    """‖A_b‖_F [B] (sla_matrix_norm 'F'); backward g·a/‖A‖ (zero where ‖A‖ = 0)."""
+
+    @staticmethod
+    def forward(ctx, values, pattern):
+        norms = (ctypes.c_double * values.shape[0])()
+        A = matrix_view(pattern, values)
+        check(lib.sla_matrix_norm(ctypes.byref(A), b"F", norms))
+        out = torch.tensor(list(norms), dtype=values.dtype)
+        ctx.save_for_backward(values, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        values, norms = ctx.saved_tensors
+        safe = torch.where(norms > 0, norms, torch.ones_like(norms))
+        return values * (g / safe).unsqueeze(-1), None
+
+
+def matrix_norm(pattern, values, which):
+    """Non-differentiable norms: which = '1', 'I', 'M' (see sla_matrix_norm)."""
+    norms = (ctypes.c_double * values.shape[0])()
+    A = matrix_view(pattern, values)
+    check(lib.sla_matrix_norm(ctypes.byref(A), which.encode(), norms))
+    return torch.tensor(list(norms), dtype=values.dtype)
+
+
+class ToDense(Function):
+    """Dense [B, m, n] (sla_matrix_to_dense); backward: the dense gradient read at the
+    pattern's entries."""
+
+    @staticmethod
+    def forward(ctx, values, pattern):
+        out = values.new_empty(values.shape[0], pattern.nrows, pattern.ncols)
+        if out.numel():
+            A = matrix_view(pattern, values)
+            check(lib.sla_matrix_to_dense(ctypes.byref(A), out.data_ptr()))
+        ctx.pattern = pattern
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.pattern
+        return g[:, p.csr_rows(), p.csr_cols()], None

@@ -1,0 +1,145 @@
+"""Sparsity patterns: a Python owner of a C ``sla_pattern`` and the cache that shares them.
+
+A pattern is built once from COO indices (``sla_pattern_from_coo``: validation, CSR structure,
+the map from input entries to CSR slots). SparseTensors built on the same index tensors share
+one :class:`Pattern` through :func:`pattern_for` — a small cache keyed by the index tensors
+(identity and version counter, then content), so a training loop that rebuilds values on fixed
+indices never rebuilds the pattern.
+"""
+import ctypes
+import threading
+from collections import OrderedDict
+
+import torch
+
+from ._capi import check, lib
+from ._lru import trim
+
+PATTERN_CACHE_SIZE = 32
+
+
+def _borrowed(addr, n, ctype, dtype):
+    """A copy, as a torch tensor, of n elements of a C array owned by a pattern."""
+    if n == 0:
+        return torch.empty(0, dtype=dtype)
+    buf = (ctype * n).from_address(addr)
+    return torch.frombuffer(buf, dtype=dtype).clone()
+
+
+class Pattern:
+    """Owns one reference of a C sla_pattern (freed when this object is collected)."""
+
+    __slots__ = ("ptr", "nrows", "ncols", "nnz", "nnz_input", "has_duplicates", "identity",
+                 "_rowind", "_colind", "_transposed", "__weakref__")
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+        self.nrows = lib.sla_pattern_nrows(ptr)
+        self.ncols = lib.sla_pattern_ncols(ptr)
+        self.nnz = lib.sla_pattern_nnz(ptr)
+        self.nnz_input = lib.sla_pattern_nnz_input(ptr)
+        self.has_duplicates = bool(lib.sla_pattern_has_duplicates(ptr))
+        self._rowind = self._colind = self._transposed = None
+        # input order == CSR order: gather/scatter are the identity and are skipped
+        self.identity = (self.nnz == self.nnz_input and
+                         torch.equal(self.map(), torch.arange(self.nnz, dtype=torch.int64)))
+
+    @classmethod
+    def from_coo(cls, nrows, ncols, row, col):
+        """row, col: contiguous int64 CPU tensors of equal length (checked by the caller)."""
+        out = ctypes.c_void_p()
+        check(lib.sla_pattern_from_coo(nrows, ncols, row.numel(), row.data_ptr(),
+                                       col.data_ptr(), ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def from_csr(cls, nrows, ncols, rowptr, colind):
+        out = ctypes.c_void_p()
+        check(lib.sla_pattern_from_csr(nrows, ncols, rowptr.data_ptr(), colind.data_ptr(),
+                                       ctypes.byref(out)))
+        return cls(out.value)
+
+    def __del__(self):
+        ptr = getattr(self, "ptr", None)
+        if ptr and lib is not None and getattr(lib, "sla_pattern_free", None) is not None:
+            self.ptr = None
+            lib.sla_pattern_free(ctypes.byref(ctypes.c_void_p(ptr)))
+
+    # --- copies of the C arrays -----------------------------------------------------------------
+    def map(self):
+        """[nnz_input] int64: CSR slot of each input entry."""
+        return _borrowed(lib.sla_pattern_map(self.ptr), self.nnz_input, ctypes.c_int64,
+                         torch.int64)
+
+    def rowptr(self):
+        return _borrowed(lib.sla_pattern_rowptr(self.ptr), self.nrows + 1, ctypes.c_int64,
+                         torch.int64)
+
+    def csr_rows(self):
+        """[nnz] int64 row index of each CSR slot (cached)."""
+        if self._rowind is None:
+            addr = lib.sla_pattern_rowind(self.ptr)
+            if not addr and self.nnz:
+                raise MemoryError("sla_pattern_rowind: allocation failed")
+            self._rowind = _borrowed(addr, self.nnz, ctypes.c_int64, torch.int64)
+        return self._rowind
+
+    def csr_cols(self):
+        """[nnz] int64 column index of each CSR slot (cached)."""
+        if self._colind is None:
+            self._colind = _borrowed(lib.sla_pattern_colind(self.ptr), self.nnz, ctypes.c_int32,
+                                     torch.int32).to(torch.int64)
+        return self._colind
+
+    def is_structurally_symmetric(self):
+        return bool(lib.sla_pattern_is_structurally_symmetric(self.ptr))
+
+    def __repr__(self):
+        return (f"Pattern({self.nrows}×{self.ncols}, nnz={self.nnz}, "
+                f"input entries={self.nnz_input})")
+
+
+class _Entry:
+    __slots__ = ("row", "col", "row_version", "col_version", "pattern")
+
+    def __init__(self, row, col, pattern):
+        self.row, self.col, self.pattern = row, col, pattern
+        self.row_version, self.col_version = row._version, col._version
+
+    def valid(self):
+        return self.row._version == self.row_version and self.col._version == self.col_version
+
+
+_cache = OrderedDict()     # (nrows, ncols, nnz_input) -> [_Entry], least recently used first
+_cache_lock = threading.Lock()
+
+
+def pattern_for(nrows, ncols, row, col):
+    """The pattern of (row, col) indices (int64, contiguous, CPU), from the cache if the same
+    index tensors — or equal ones — were seen before; else built in C and cached."""
+    key = (nrows, ncols, row.numel())
+    with _cache_lock:
+        entries = _cache.get(key)
+        if entries:
+            entries[:] = [e for e in entries if e.valid()]
+            for e in entries:     # fast path: the very same tensors, unmodified
+                if e.row is row and e.col is col:
+                    _cache.move_to_end(key)
+                    return e.pattern
+            for e in entries:     # equal content (e.g. indices re-created each step)
+                if torch.equal(e.row, row) and torch.equal(e.col, col):
+                    _cache.move_to_end(key)
+                    return e.pattern
+    pattern = Pattern.from_coo(nrows, ncols, row, col)
+    if PATTERN_CACHE_SIZE > 0:
+        with _cache_lock:
+            _cache.setdefault(key, []).append(_Entry(row, col, pattern))
+            _cache.move_to_end(key)
+            trim(_cache, PATTERN_CACHE_SIZE)
+    return pattern
+
+
+def clear_pattern_cache():
+    """Drops every cached pattern (patterns still used by live tensors stay alive)."""
+    with _cache_lock:
+        _cache.clear()

@@ -1,0 +1,256 @@
+"""Solver objects (a Python owner of a C ``sla_solver``) and the refactor cache.
+
+Training-loop fast path
+-----------------------
+A loop that solves on the same pattern with new values at every step would otherwise run the
+full ``sla_solver_create`` (symbolic analysis: ordering, elimination tree, AMG hierarchy...) each
+time. :func:`acquire` keeps a small LRU cache of solvers keyed by (pattern, dtype, batch size,
+options); on a hit it calls ``sla_solver_refactor`` with the new values (numeric work only). The
+cache is always correct when values change: refactor always runs with the values of the call.
+
+A solver saved by an autograd graph for its backward is *pinned* until that backward has run
+(or the graph is freed); a pinned solver is never refactored for another call — a second
+solver is created instead — so two outstanding solves on one pattern keep their own factors.
+If a pinned solver's graph is backpropagated again after being released (``retain_graph``),
+the backward notices that the solver was refactored since (generation counter) and refactors
+it back with the forward's values before the adjoint solve.
+"""
+import ctypes
+import threading
+import weakref
+from collections import OrderedDict
+
+from ._capi import (METHODS, ORDERINGS, PRECONDS, REASONS, SLA_NOT_CONVERGED, SolveInfoC,
+                    SolverOptions, check, lib)
+from ._lru import trim
+from .errors import SlaRuntimeError, SolveInfo
+
+SOLVER_CACHE_SIZE = 8
+
+
+def _index(names, value, what):
+    if value is None:
+        return 0
+    v = str(value).lower()
+    if v not in names:
+        raise ValueError(f"{what} = {value!r} is not one of {', '.join(names)}")
+    return names.index(v)
+
+
+class Options:
+    """Solver options as a hashable key plus the C struct they describe."""
+
+    __slots__ = ("method", "precond", "ordering", "backend", "rtol", "atol", "maxiter",
+                 "restart", "key")
+
+    def __init__(self, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
+                 preconditioner=None, ordering=None, restart=None):
+        self.method = _index(METHODS, method or "auto", "method")
+        self.precond = _index(PRECONDS, preconditioner or "auto", "preconditioner")
+        self.ordering = _index(ORDERINGS, ordering or "auto", "ordering")
+        if backend is not None and not isinstance(backend, str):
+            raise TypeError(f"backend must be a string, got {type(backend).__name__}")
+        self.backend = (backend or "auto").lower()
+        for name, v in (("rtol", rtol), ("atol", atol)):
+            if v is not None and not (float(v) >= 0 and float(v) != float("inf")):
+                raise ValueError(f"{name} = {v!r} must be finite and ≥ 0")
+        if maxiter is not None and int(maxiter) < 0:
+            raise ValueError(f"maxiter = {maxiter!r} must be ≥ 0")
+        if restart is not None and int(restart) < 1:
+            raise ValueError(f"restart = {restart!r} must be ≥ 1")
+        self.rtol = None if rtol is None else float(rtol)
+        self.atol = None if atol is None else float(atol)
+        self.maxiter = None if maxiter is None else int(maxiter)
+        self.restart = None if restart is None else int(restart)
+        self.key = (self.method, self.precond, self.ordering, self.backend, self.rtol,
+                    self.atol, self.maxiter, self.restart)
+
+    @property
+    def method_name(self):
+        return METHODS[self.method]
+
+    def to_c(self):
+        """The C struct, and the bytes object its backend pointer borrows (keep it alive)."""
+        opt = SolverOptions()
+        lib.sla_solver_options_init(ctypes.byref(opt))
+        opt.method, opt.precond, opt.ordering = self.method, self.precond, self.ordering
+        backend = None if self.backend == "auto" else self.backend.encode()
+        opt.backend = backend
+        if self.rtol is not None:
+            opt.rtol = self.rtol
+        if self.atol is not None:
+            opt.atol = self.atol
+        if self.maxiter is not None:
+            opt.maxiter = self.maxiter
+        if self.restart is not None:
+            opt.restart = self.restart
+        return opt, backend
+
+
+class _Pin:
+    """Held by an autograd context while its backward may still use the solver."""
+    __slots__ = ("__weakref__",)
+
+
+class Solver:
+    """Owns a C sla_solver. ``values`` is the [B, nnz] CSR tensor the C object borrows (kept
+    alive here: iterative methods read it at every solve)."""
+
+    def __init__(self, pattern, values, dtype_code, batch, options):
+        self.pattern = pattern          # keeps the C pattern alive (the solver retains it too)
+        self.options = options
+        self.dtype_code = dtype_code
+        self.batch = batch
+        self.generation = 0
+        self._pins = weakref.WeakSet()
+        self._opt, self._backend_bytes = options.to_c()
+        from ._capi import Matrix
+        A = Matrix(pattern.ptr, dtype_code, batch, values.data_ptr())
+        out = ctypes.c_void_p()
+        check(lib.sla_solver_create(ctypes.byref(A), ctypes.byref(self._opt), ctypes.byref(out)))
+        self.ptr = out.value
+        self.values = values
+
+    def __del__(self):
+        ptr = getattr(self, "ptr", None)
+        if ptr and lib is not None and getattr(lib, "sla_solver_free", None) is not None:
+            self.ptr = None
+            lib.sla_solver_free(ctypes.byref(ctypes.c_void_p(ptr)))
+
+    # --- numeric set-up ---------------------------------------------------------------------
+    def refactor(self, values):
+        check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
+        self.values = values
+        self.generation += 1
+
+    def ensure_values(self, values, generation):
+        """Before a backward: make sure the factors are those of `values` (refactored back if
+        another call refactored this solver since `generation`)."""
+        if self.generation != generation:
+            self.refactor(values)
+        return self.generation
+
+    @property
+    def description(self):
+        d = lib.sla_solver_describe(self.ptr)
+        return d.decode("utf-8", "replace") if d else ""
+
+    # --- pinning (see the module docstring) -------------------------------------------------
+    def pin(self):
+        p = _Pin()
+        self._pins.add(p)
+        return p
+
+    def unpin(self, p):
+        self._pins.discard(p)
+
+    @property
+    def busy(self):
+        return len(self._pins) > 0
+
+    # --- solves -----------------------------------------------------------------------------
+    def solve(self, op, nrhs, B, X):
+        """op(A) X = B; B, X contiguous [batch, n, nrhs]. Returns (status, SolveInfo)."""
+        info = SolveInfoC()
+        st = check(lib.sla_solver_solve(self.ptr, op, nrhs, B.data_ptr(), X.data_ptr(),
+                                        ctypes.byref(info)))
+        return st, info_from_c(info)
+
+    def solve_vjp(self, op, nrhs, X, G, dB, dvalues):
+        info = SolveInfoC()
+        st = check(lib.sla_solver_solve_vjp(
+            self.ptr, op, nrhs, X.data_ptr(), G.data_ptr(),
+            dB.data_ptr() if dB is not None else None,
+            dvalues.data_ptr() if dvalues is not None else None, ctypes.byref(info)))
+        return st, info_from_c(info)
+
+    def logdet(self):
+        sign = (ctypes.c_double * self.batch)()
+        lad = (ctypes.c_double * self.batch)()
+        check(lib.sla_solver_logdet(self.ptr, sign, lad))
+        return list(sign), list(lad)
+
+    def logdet_grad(self, g, dvalues):
+        gc = (ctypes.c_double * self.batch)(*g)
+        check(lib.sla_solver_logdet_grad(self.ptr, gc, dvalues.data_ptr()))
+
+
+def info_from_c(info):
+    method = METHODS[info.method] if 0 <= info.method < len(METHODS) else str(info.method)
+    precond = PRECONDS[info.precond] if 0 <= info.precond < len(PRECONDS) else str(info.precond)
+    reason = REASONS[info.reason] if 0 <= info.reason < len(REASONS) else str(info.reason)
+    return SolveInfo(method=method, converged=bool(info.converged),
+                     iterations=int(info.iterations), residual=float(info.residual_norm),
+                     reason=reason, description=info.description.decode("utf-8", "replace"),
+                     relative_residual=float(info.relative_residual), preconditioner=precond,
+                     rcond=float(info.rcond))
+
+
+# ------------------------------------------------------------------------------------------------
+# The cache
+# ------------------------------------------------------------------------------------------------
+_cache = OrderedDict()      # key -> [Solver], least recently used key first
+_lock = threading.Lock()
+
+
+def _cache_key(pattern, dtype_code, batch, options):
+    return (id(pattern), dtype_code, batch, options.key)
+
+
+def acquire(pattern, values, dtype_code, batch, options):
+    """A solver for these values: a cached idle one refactored with `values`, else a new one.
+    `values` is a contiguous [batch, nnz] CSR tensor (detached)."""
+    key = _cache_key(pattern, dtype_code, batch, options)
+    if SOLVER_CACHE_SIZE > 0:
+        with _lock:
+            candidates = [s for s in _cache.get(key, ()) if s.pattern is pattern and not s.busy]
+        for s in candidates:
+            try:
+                s.refactor(values)
+            except SlaRuntimeError:
+                # e.g. method 'auto' chose Cholesky for earlier values and these are not SPD:
+                # drop it and let a fresh create decide again
+                _forget(key, s)
+                break
+            with _lock:
+                if key in _cache:
+                    _cache.move_to_end(key)
+            return s
+    s = Solver(pattern, values, dtype_code, batch, options)
+    if SOLVER_CACHE_SIZE > 0:
+        with _lock:
+            _cache.setdefault(key, []).append(s)
+            _cache.move_to_end(key)
+            trim(_cache, SOLVER_CACHE_SIZE)
+    return s
+
+
+def _forget(key, s):
+    with _lock:
+        lst = _cache.get(key)
+        if lst and s in lst:
+            lst.remove(s)
+            if not lst:
+                del _cache[key]
+
+
+def clear_solver_cache():
+    """Drops every cached solver (solvers still saved by autograd graphs stay alive)."""
+    with _lock:
+        _cache.clear()
+
+
+def set_solver_cache_size(n):
+    """Maximum number of cached solvers (0 disables the refactor fast path). Returns the old
+    size."""
+    global SOLVER_CACHE_SIZE
+    old, SOLVER_CACHE_SIZE = SOLVER_CACHE_SIZE, int(n)
+    with _lock:
+        trim(_cache, SOLVER_CACHE_SIZE)
+    return old
+
+
+def solver_cache_info():
+    """(number of cached solvers, maximum)."""
+    with _lock:
+        return sum(len(v) for v in _cache.values()), SOLVER_CACHE_SIZE

@@ -1,0 +1,581 @@
+"""SparseTensor: a (batch of) sparse matrices on one pattern, differentiable in its values.
+
+API follows the public torch-sla library (``SparseTensor(values, row_indices, col_indices,
+shape)``, ``A @ x``, ``A.solve(b)``, ``A.eigsh(k)``, ``A.det()`` ...) so its users can switch.
+All numerics run in libsla; see docs/python.md.
+"""
+import math
+import numbers
+
+import torch
+
+from . import _functions as F
+from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, check, lib, require
+from ._pattern import pattern_for
+from ._solver import Options
+
+_FLOAT_DTYPES = (torch.float64, torch.float32)
+
+
+def _check_cpu(t, what):
+    if t.device.type != "cpu":
+        raise ValueError(f"{what} is on {t.device}; libsla runs on the CPU (use .cpu())")
+
+
+def _as_index(t, what):
+    if not isinstance(t, torch.Tensor):
+        t = torch.as_tensor(t)
+    _check_cpu(t, what)
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise TypeError(f"{what} must be an integer tensor, got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {tuple(t.shape)}")
+    if t.dtype != torch.int64:
+        t = t.to(torch.int64)
+    return t.contiguous()
+
+
+def _check_dense(x, dtype, what):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{what} must be a torch.Tensor, got {type(x).__name__}")
+    _check_cpu(x, what)
+    if x.dtype != dtype:
+        raise TypeError(f"{what} has dtype {x.dtype} but the matrix has {dtype}; convert one "
+                        f"of them (e.g. x.to({dtype}))")
+
+
+class SparseTensor:
+    """Sparse matrix [M, N] or batch of matrices [*batch, M, N] sharing one pattern.
+
+    Parameters
+    ----------
+    values : Tensor [nnz] or [*batch, nnz], float64 or float32, CPU
+        Entries in the order of the index arrays (any order; duplicates are summed).
+    row_indices, col_indices : integer Tensors [nnz]
+        0-based COO indices (checked in C; an out-of-range index raises ValueError naming it).
+    shape : tuple (*batch, M, N)
+
+    The C pattern (CSR structure) is built once and shared: by tensors derived from this one
+    (``T()``, ``with_values``, arithmetic) and, through a small cache keyed by the index tensors,
+    by SparseTensors built later on the same indices.
+    """
+
+    __array_priority__ = 1000    # so that ndarray @ A defers to __rmatmul__
+
+    def __init__(self, values, row_indices, col_indices, shape, sparse_dim=(-2, -1),
+                 _pattern=None):
+        if tuple(sparse_dim) not in ((-2, -1), (len(shape) - 2, len(shape) - 1)):
+            raise NotImplementedError("torch_sla supports sparse_dim=(-2, -1) only (no block "
+                                      "dimensions after the matrix dimensions)")
+        if not isinstance(values, torch.Tensor):
+            values = torch.as_tensor(values)
+        _check_cpu(values, "values")
+        if values.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"values must be float64 or float32, got {values.dtype}")
+        shape = tuple(int(s) for s in shape)
+        if len(shape) < 2 or any(s < 0 for s in shape):
+            raise ValueError(f"shape must be (*batch, M, N) with sizes ≥ 0, got {shape}")
+        row = _as_index(row_indices, "row_indices")
+        col = _as_index(col_indices, "col_indices")
+        if row.numel() != col.numel():
+            raise ValueError(f"row_indices has {row.numel()} entries but col_indices has "
+                             f"{col.numel()}")
+        expect = shape[:-2] + (row.numel(),)
+        if tuple(values.shape) != expect:
+            raise ValueError(f"values has shape {tuple(values.shape)}; for shape {shape} with "
+                             f"{row.numel()} entries it must be {expect}")
+        self.values = values
+        self.row_indices = row
+        self.col_indices = col
+        self._shape = shape
+        self._pattern = _pattern if _pattern is not None else \
+            pattern_for(shape[-2], shape[-1], row, col)
+        self._csr_cache = None
+
+    # ------------------------------------------------------------------------------------------
+    # Construction
+    # ------------------------------------------------------------------------------------------
+    def with_values(self, values):
+        """A SparseTensor on the same pattern (no pattern work) with new values of shape
+        [*batch, nnz] (the batch may differ)."""
+        shape = tuple(values.shape[:-1]) + self.sparse_shape
+        return SparseTensor(values, self.row_indices, self.col_indices, shape,
+                            _pattern=self._pattern)
+
+    @classmethod
+    def from_dense(cls, A, sparse_dim=(-2, -1)):
+        """From a dense [*batch, M, N] tensor; keeps the entries that are nonzero in any batch
+        element. Values stay differentiable with respect to A."""
+        if not isinstance(A, torch.Tensor):
+            A = torch.as_tensor(A)
+        if A.dim() < 2:
+            raise ValueError(f"from_dense needs a [*batch, M, N] tensor, got shape "
+                             f"{tuple(A.shape)}")
+        flat = A.reshape(-1, A.shape[-2], A.shape[-1])
+        mask = (flat != 0).any(dim=0)
+        row, col = mask.nonzero(as_tuple=True)
+        values = flat[:, row, col].reshape(*A.shape[:-2], row.numel())
+        return cls(values, row, col, tuple(A.shape), sparse_dim)
+
+    @classmethod
+    def from_torch_sparse(cls, A):
+        """From a 2-D torch sparse COO or CSR tensor (values stay differentiable)."""
+        if A.layout == torch.sparse_csr:
+            crow, col = A.crow_indices(), A.col_indices()
+            counts = crow[1:] - crow[:-1]
+            row = torch.repeat_interleave(torch.arange(A.shape[0]), counts)
+            return cls(A.values(), row, col, tuple(A.shape))
+        if A.layout != torch.sparse_coo:
+            raise TypeError(f"expected a torch sparse COO or CSR tensor, got layout {A.layout}")
+        if A.sparse_dim() != 2 or A.dense_dim() != 0:
+            raise ValueError("from_torch_sparse supports 2-D sparse tensors without dense "
+                             "dimensions")
+        A = A.coalesce()
+        idx = A.indices()
+        return cls(A.values(), idx[0], idx[1], tuple(A.shape))
+
+    @classmethod
+    def from_scipy(cls, S, dtype=None):
+        """From any scipy.sparse matrix or array (converted to COO, duplicates kept)."""
+        import numpy as np
+        coo = S.tocoo()
+        data = np.asarray(coo.data)
+        if dtype is None:
+            dtype = torch.float32 if data.dtype == np.float32 else torch.float64
+        values = torch.as_tensor(data).to(dtype)
+        row = torch.as_tensor(np.asarray(coo.row, dtype=np.int64))
+        col = torch.as_tensor(np.asarray(coo.col, dtype=np.int64))
+        return cls(values, row, col, tuple(coo.shape))
+
+    # ------------------------------------------------------------------------------------------
+    # Properties
+    # ------------------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def sparse_shape(self):
+        return self._shape[-2:]
+
+    @property
+    def batch_shape(self):
+        return self._shape[:-2]
+
+    @property
+    def batch_size(self):
+        return math.prod(self.batch_shape)
+
+    @property
+    def is_batched(self):
+        return len(self._shape) > 2
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def nnz(self):
+        """Number of stored entries as given (duplicates counted)."""
+        return self.row_indices.numel()
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def device(self):
+        return self.values.device
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_square(self):
+        return self._shape[-1] == self._shape[-2]
+
+    @property
+    def requires_grad(self):
+        return self.values.requires_grad
+
+    @property
+    def grad(self):
+        return self.values.grad
+
+    @property
+    def pattern(self):
+        """The shared C pattern (torch_sla._pattern.Pattern)."""
+        return self._pattern
+
+    def requires_grad_(self, requires_grad=True):
+        self.values.requires_grad_(requires_grad)
+        return self
+
+    def detach(self):
+        return self.with_values(self.values.detach())
+
+    def clone(self):
+        return self.with_values(self.values.clone())
+
+    def to(self, dtype=None, device=None):
+        if isinstance(dtype, (str, torch.device)) and device is None:
+            dtype, device = None, dtype
+        if device is not None and torch.device(device).type != "cpu":
+            raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
+        return self if dtype is None or dtype == self.dtype else \
+            self.with_values(self.values.to(dtype))
+
+    def double(self):
+        return self.to(torch.float64)
+
+    def float(self):
+        return self.to(torch.float32)
+
+    def cpu(self):
+        return self
+
+    def __repr__(self):
+        return (f"SparseTensor(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype}, "
+                f"device=cpu)")
+
+    # ------------------------------------------------------------------------------------------
+    # CSR values (internal)
+    # ------------------------------------------------------------------------------------------
+    def _csr(self):
+        """Values in CSR order as a contiguous [B, nnz_unique] tensor, differentiable (one C
+        gather; cached while the values are unchanged)."""
+        B = max(self.batch_size, 1) if self.is_batched else 1
+        flat = self.values.reshape(B, self.nnz)
+        if self._pattern.identity:
+            return flat.contiguous()
+        key = (self.values._version, torch.is_grad_enabled() and self.values.requires_grad)
+        if self._csr_cache is not None and self._csr_cache[0] == key:
+            return self._csr_cache[1]
+        out = F.Gather.apply(flat.contiguous(), self._pattern)
+        self._csr_cache = (key, out)
+        return out
+
+    def _unflatten(self, t, tail):
+        """[B, *tail] → [*batch, *tail] (or [*tail] when not batched)."""
+        return t.reshape(tuple(self.batch_shape) + tuple(tail))
+
+    # ------------------------------------------------------------------------------------------
+    # Conversions
+    # ------------------------------------------------------------------------------------------
+    def to_dense(self):
+        """Dense [*batch, M, N] (differentiable)."""
+        return self._unflatten(F.ToDense.apply(self._csr(), self._pattern), self.sparse_shape)
+
+    def to_torch_sparse(self):
+        """torch sparse COO tensor (indices as given, not coalesced)."""
+        if self.is_batched:
+            B = self.batch_size
+            b = torch.arange(B).repeat_interleave(self.nnz)
+            idx = torch.stack([b, self.row_indices.repeat(B), self.col_indices.repeat(B)])
+            t = torch.sparse_coo_tensor(idx, self.values.reshape(-1), (B,) + self.sparse_shape)
+            return t
+        return torch.sparse_coo_tensor(torch.stack([self.row_indices, self.col_indices]),
+                                       self.values, self._shape)
+
+    def to_csr(self):
+        """torch sparse CSR tensor of the (unbatched) matrix, duplicates summed."""
+        if self.is_batched:
+            raise ValueError("to_csr() needs an unbatched SparseTensor")
+        p = self._pattern
+        return torch.sparse_csr_tensor(p.rowptr(), p.csr_cols(), self._csr()[0], self._shape)
+
+    def to_scipy(self, index=None):
+        """scipy.sparse.csr_matrix (batch element `index` of a batched tensor)."""
+        import scipy.sparse as sp
+        p = self._pattern
+        vals = self._csr().detach()
+        if self.is_batched:
+            if index is None:
+                raise ValueError("to_scipy() of a batched SparseTensor needs index=")
+            vals = vals[index]
+        else:
+            vals = vals[0]
+        return sp.csr_matrix((vals.numpy().copy(), p.csr_cols().numpy(), p.rowptr().numpy()),
+                             shape=self.sparse_shape)
+
+    def T(self):
+        """Transpose of the matrix dimensions (values shared, differentiable). The transposed
+        pattern is built once and cached."""
+        p = self._pattern
+        if p._transposed is None:
+            p._transposed = pattern_for(self._shape[-1], self._shape[-2], self.col_indices,
+                                        self.row_indices)
+        shape = self.batch_shape + (self._shape[-1], self._shape[-2])
+        return SparseTensor(self.values, self.col_indices, self.row_indices, shape,
+                            _pattern=p._transposed)
+
+    t = T
+
+    # ------------------------------------------------------------------------------------------
+    # Properties of the values
+    # ------------------------------------------------------------------------------------------
+    def is_symmetric(self, atol=1e-8, rtol=1e-5):
+        """Numerical symmetry |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) (libsla).
+        Returns a bool tensor: [] or [*batch]."""
+        import ctypes
+        vals = self._csr().detach()
+        out = []
+        esize = vals.element_size() * vals.shape[1]
+        for b in range(vals.shape[0]):
+            A = F.Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
+                         vals.data_ptr() + b * esize)
+            flag = ctypes.c_int()
+            check(lib.sla_matrix_is_symmetric(ctypes.byref(A), float(rtol), float(atol),
+                                              ctypes.byref(flag)))
+            out.append(bool(flag.value))
+        return self._unflatten(torch.tensor(out, dtype=torch.bool), ())
+
+    def norm(self, ord="fro"):
+        """Matrix norm per batch element: 'fro' (differentiable), 1 (max column sum),
+        inf (max row sum), 'max' (max |a_ij|)."""
+        vals = self._csr()
+        if ord in ("fro", "f", "F", None):
+            out = F.FroNorm.apply(vals, self._pattern)
+        elif ord in (1, "1"):
+            out = F.matrix_norm(self._pattern, vals.detach(), "1")
+        elif ord in (math.inf, "inf"):
+            out = F.matrix_norm(self._pattern, vals.detach(), "I")
+        elif ord == "max":
+            out = F.matrix_norm(self._pattern, vals.detach(), "M")
+        elif ord == 2:
+            raise NotImplementedError("the spectral norm needs eigsh/svds, not available yet")
+        else:
+            raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
+        return self._unflatten(out, ())
+
+    # ------------------------------------------------------------------------------------------
+    # Products
+    # ------------------------------------------------------------------------------------------
+    def _spmv(self, x, op):
+        """op(A) applied to columns: returns [B, m_op, k] from x [n_op, k] or [B, n_op, k]."""
+        batched = 1 if x.dim() == 3 else 0
+        return F.SpMV.apply(self._csr(), x.contiguous(), self._pattern, op, batched)
+
+    def matmul(self, x):
+        """A @ x. Unbatched A: x [N] → [M]; x [..., N, K] → [..., M, K].
+        Batched A [*batch, M, N]: x [*batch, N] → [*batch, M]; x [*batch, N, K] →
+        [*batch, M, K]; x [N] or [N, K] is shared by every matrix of the batch."""
+        if isinstance(x, SparseTensor):
+            raise NotImplementedError("sparse @ sparse is not available in torch_sla yet")
+        _check_dense(x, self.dtype, "x")
+        M, N = self.sparse_shape
+        if not self.is_batched:
+            if x.dim() == 0 or x.shape[-1 if x.dim() == 1 else -2] != N:
+                raise ValueError(f"A @ x: A is {M}×{N} but x has shape {tuple(x.shape)}")
+            if x.dim() == 1:
+                return self._spmv(x.reshape(N, 1), SLA_OP_N).reshape(M)
+            rest = x.shape[:-2]
+            cols = x.movedim(-2, 0).reshape(N, -1)          # [N, (...)·K]
+            y = self._spmv(cols, SLA_OP_N).reshape(M, *rest, x.shape[-1])
+            return y.movedim(0, -2)
+        bs, B = self.batch_shape, self.batch_size
+        xs = tuple(x.shape)
+        if xs == bs + (N,):
+            return self._spmv(x.reshape(B, N, 1), SLA_OP_N).reshape(*bs, M)
+        if len(xs) == len(bs) + 2 and xs[:-1] == bs + (N,):
+            return self._spmv(x.reshape(B, N, xs[-1]), SLA_OP_N).reshape(*bs, M, xs[-1])
+        if xs == (N,):
+            return self._spmv(x.reshape(N, 1), SLA_OP_N).reshape(*bs, M)
+        if len(xs) == 2 and xs[0] == N:
+            return self._spmv(x, SLA_OP_N).reshape(*bs, M, xs[1])
+        raise ValueError(f"A @ x: A has shape {self._shape}; x must be {bs + (N,)}, "
+                         f"{bs + (N, 'K')}, ({N},) or ({N}, K), got {xs}")
+
+    def rmatmul(self, x):
+        """x @ A. Unbatched A: x [..., M] → [..., N] (each row times A).
+        Batched A: x [*batch, M] → [*batch, N]; x [*batch, K, M] → [*batch, K, N];
+        x [M] or [K, M] is shared by every matrix of the batch."""
+        _check_dense(x, self.dtype, "x")
+        M, N = self.sparse_shape
+        if not self.is_batched:
+            if x.dim() == 0 or x.shape[-1] != M:
+                raise ValueError(f"x @ A: A is {M}×{N} but x has shape {tuple(x.shape)}")
+            rows = x.reshape(-1, M)                          # [R, M]
+            y = self._spmv(rows.t(), SLA_OP_T)               # [1, N, R] = Aᵀ rowsᵀ
+            return y.reshape(N, -1).t().reshape(*x.shape[:-1], N)
+        bs, B = self.batch_shape, self.batch_size
+        xs = tuple(x.shape)
+        if xs == bs + (M,):
+            return self._spmv(x.reshape(B, M, 1), SLA_OP_T).reshape(*bs, N)
+        if len(xs) == len(bs) + 2 and xs[:-2] == bs and xs[-1] == M:
+            y = self._spmv(x.reshape(B, xs[-2], M).transpose(1, 2), SLA_OP_T)   # [B, N, K]
+            return y.transpose(1, 2).reshape(*bs, xs[-2], N)
+        if xs == (M,):
+            return self._spmv(x.reshape(M, 1), SLA_OP_T).reshape(*bs, N)
+        if len(xs) == 2 and xs[1] == M:
+            y = self._spmv(x.t(), SLA_OP_T)                  # [B, N, K]
+            return y.transpose(1, 2).reshape(*bs, xs[0], N)
+        raise ValueError(f"x @ A: A has shape {self._shape}; x must be {bs + (M,)}, "
+                         f"{bs + ('K', M)}, ({M},) or (K, {M}), got {xs}")
+
+    def __matmul__(self, x):
+        return self.matmul(x)
+
+    def __rmatmul__(self, x):
+        if not isinstance(x, torch.Tensor):
+            x = torch.as_tensor(x, dtype=self.dtype)
+        return self.rmatmul(x)
+
+    # ------------------------------------------------------------------------------------------
+    # Linear solve
+    # ------------------------------------------------------------------------------------------
+    def _rhs(self, b):
+        """b → ([B or 1, N, K] tensor, output shape)."""
+        _check_dense(b, self.dtype, "b")
+        M, N = self.sparse_shape
+        bs = tuple(b.shape)
+        if not self.is_batched:
+            if len(bs) == 1 and bs[0] == N:
+                return b.reshape(1, N, 1), (N,)
+            if len(bs) == 2 and bs[0] == N:
+                return b.reshape(1, N, bs[1]), bs
+            raise ValueError(f"solve: A is {N}×{N}; b must have shape ({N},) or ({N}, K), "
+                             f"got {bs}")
+        batch, B = self.batch_shape, self.batch_size
+        if bs == batch + (N,):
+            return b.reshape(B, N, 1), bs
+        if len(bs) == len(batch) + 2 and bs[:-1] == batch + (N,):
+            return b.reshape(B, N, bs[-1]), bs
+        if bs == (N,):
+            return b.reshape(1, N, 1).expand(B, N, 1), batch + (N,)
+        if len(bs) == 2 and bs[0] == N:
+            return b.reshape(1, N, bs[1]).expand(B, N, bs[1]), batch + bs
+        raise ValueError(f"solve: A has shape {self._shape}; b must be {batch + (N,)}, "
+                         f"{batch + (N, 'K')}, ({N},) or ({N}, K), got {bs}")
+
+    def solve(self, b, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
+              preconditioner=None, *, tol=None, restart=None, ordering=None,
+              return_info=False, strict=False):
+        """Solves A x = b (each matrix of a batch with its right-hand side), differentiable
+        with respect to the values and b (adjoint method: one transposed solve in backward,
+        on the same factors / preconditioner).
+
+        method : 'auto', 'cholesky', 'ldlt', 'lu', 'klu', 'cg', 'bicgstab', 'gmres', 'minres'
+        backend : 'auto' or a libsla backend name (see show_backends())
+        rtol, atol, maxiter : stopping rule of iterative methods,
+            ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) (libsla defaults: rtol 1e-10, atol 0,
+            maxiter 10·n + 100). ``tol`` is accepted as an alias of rtol (torch-sla).
+        preconditioner : 'auto', 'none', 'jacobi', 'ic0', 'ilu0', 'amg'
+        return_info : also return a SolveInfo (its ``adjoint`` field is filled by backward)
+        strict : raise ConvergenceError instead of warning (ConvergenceWarning) when an
+            iterative method stops before its tolerance.
+
+        Shapes: b [N] or [N, K] (unbatched A); b [*batch, N], [*batch, N, K], or a shared
+        [N] / [N, K] for a batched A. x has the shape of b (with the batch when shared).
+        """
+        if not self.is_square:
+            raise ValueError(f"solve needs a square matrix, A has shape {self._shape}")
+        if tol is not None:
+            if rtol is not None:
+                raise ValueError("give rtol or tol, not both")
+            rtol = tol
+        opts = Options(method, backend, rtol, atol, maxiter, preconditioner, ordering, restart)
+        b3, out_shape = self._rhs(b)
+        vals = self._csr()
+        config = F.SolveConfig(strict=strict)
+        x = F.Solve.apply(vals, b3.contiguous(), self._pattern, opts, config)
+        x = x.reshape(out_shape)
+        return (x, config.info) if return_info else x
+
+    # ------------------------------------------------------------------------------------------
+    # Determinants
+    # ------------------------------------------------------------------------------------------
+    def slogdet(self, method="auto", backend="auto"):
+        """(sign, log|det A|) per matrix, from a direct factorization; log|det| is
+        differentiable (gradient A⁻ᵀ on the pattern, computed in libsla from the factors)."""
+        if not self.is_square:
+            raise ValueError(f"slogdet needs a square matrix, A has shape {self._shape}")
+        if method in ITERATIVE:
+            raise ValueError(f"method {method!r} is iterative; determinants need a direct "
+                             f"method (auto, cholesky, ldlt, lu, klu)")
+        opts = Options(method, backend)
+        lad, sign = F.Slogdet.apply(self._csr(), self._pattern, opts)
+        return self._unflatten(sign, ()), self._unflatten(lad, ())
+
+    def logdet(self, method="auto", backend="auto"):
+        """log det A like torch.logdet: NaN where det < 0, −inf where det = 0."""
+        sign, lad = self.slogdet(method, backend)
+        return torch.where(sign < 0, torch.full_like(lad, math.nan), lad)
+
+    def det(self, method="auto", backend="auto"):
+        """det A = sign · exp(log|det A|) (differentiable: ∂det/∂A = det · A⁻ᵀ)."""
+        sign, lad = self.slogdet(method, backend)
+        return sign * torch.exp(lad)
+
+    # ------------------------------------------------------------------------------------------
+    # Eigenvalues
+    # ------------------------------------------------------------------------------------------
+    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=None,
+              maxiter=None):
+        """k eigenpairs of a symmetric matrix: which = 'LA', 'SA', 'LM', 'SM', or those nearest
+        sigma (shift-invert). Returns (eigenvalues [*batch, k], eigenvectors [*batch, N, k]).
+
+        Needs libsla's eigensolver (sla_eigsh), which has not landed yet: until then this
+        raises NotImplementedError."""
+        if which not in ("LA", "SA", "LM", "SM"):
+            raise ValueError(f"which = {which!r}: use 'LA', 'SA', 'LM' or 'SM'")
+        if not self.is_square:
+            raise ValueError(f"eigsh needs a square matrix, A has shape {self._shape}")
+        N = self._shape[-1]
+        if not 1 <= int(k) <= N:
+            raise ValueError(f"k = {k} must be in [1, {N}]")
+        require("sla_eigsh", "SparseTensor.eigsh")
+        raise NotImplementedError("torch_sla: eigsh binding awaits the C API of sla_eigsh")
+
+    # ------------------------------------------------------------------------------------------
+    # Elementwise arithmetic on the values (same pattern)
+    # ------------------------------------------------------------------------------------------
+    def _same_pattern(self, other):
+        return other._pattern is self._pattern and other.sparse_shape == self.sparse_shape
+
+    def __mul__(self, other):
+        if isinstance(other, numbers.Number) or (isinstance(other, torch.Tensor) and
+                                                 other.dim() == 0):
+            return self.with_values(self.values * other)
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, numbers.Number) or (isinstance(other, torch.Tensor) and
+                                                 other.dim() == 0):
+            return self.with_values(self.values / other)
+        return NotImplemented
+
+    def __neg__(self):
+        return self.with_values(-self.values)
+
+    def __add__(self, other):
+        if isinstance(other, SparseTensor):
+            if self._same_pattern(other):
+                return self.with_values(self.values + other.values)
+            if other.sparse_shape != self.sparse_shape:
+                raise ValueError(f"shapes {self._shape} and {other._shape} do not match")
+            vals = torch.cat([self.values, other.values], dim=-1)
+            return SparseTensor(vals, torch.cat([self.row_indices, other.row_indices]),
+                                torch.cat([self.col_indices, other.col_indices]),
+                                tuple(vals.shape[:-1]) + self.sparse_shape)
+        return NotImplemented
+
+    def __sub__(self, other):
+        if isinstance(other, SparseTensor):
+            return self + (-other)
+        return NotImplemented
+
+    # ------------------------------------------------------------------------------------------
+    # I/O
+    # ------------------------------------------------------------------------------------------
+    def save_mtx(self, path, comment="", field="real", symmetry="general", index=0):
+        from .io import save_mtx
+        save_mtx(self, path, comment=comment, field=field, symmetry=symmetry, index=index)
+
+
+def spsolve(values, row, col, shape, b, **kwargs):
+    """Functional form of SparseTensor(values, row, col, shape).solve(b, **kwargs)."""
+    return SparseTensor(values, row, col, shape).solve(b, **kwargs)

@@ -1,0 +1,143 @@
+"""SparseTensorList: matrices with different patterns (and sizes), as in torch-sla."""
+import torch
+
+from .sparse_tensor import SparseTensor
+
+
+class SparseTensorList:
+    """A list of SparseTensors with different patterns/shapes. List operations (len, indexing,
+    iteration, append, extend, slicing) plus per-matrix ops that return lists, and
+    :meth:`to_block_diagonal` to merge them into one SparseTensor (one solve for all)."""
+
+    def __init__(self, tensors):
+        tensors = list(tensors)
+        for i, t in enumerate(tensors):
+            if not isinstance(t, SparseTensor):
+                raise TypeError(f"element {i} is a {type(t).__name__}, not a SparseTensor")
+        self._tensors = tensors
+
+    @classmethod
+    def from_coo_list(cls, matrices):
+        """From (values, row_indices, col_indices, shape) tuples."""
+        return cls(SparseTensor(v, r, c, s) for v, r, c, s in matrices)
+
+    @classmethod
+    def from_torch_sparse_list(cls, tensors):
+        return cls(SparseTensor.from_torch_sparse(t) for t in tensors)
+
+    @classmethod
+    def from_block_diagonal(cls, A, sizes):
+        """Splits a block-diagonal SparseTensor into its blocks; sizes = [(M_i, N_i)]. Entries
+        outside the diagonal blocks raise ValueError."""
+        ro = torch.tensor([0] + [m for m, _ in sizes]).cumsum(0)
+        co = torch.tensor([0] + [n for _, n in sizes]).cumsum(0)
+        if (int(ro[-1]), int(co[-1])) != tuple(A.sparse_shape):
+            raise ValueError(f"block sizes sum to {(int(ro[-1]), int(co[-1]))}, matrix is "
+                             f"{A.sparse_shape}")
+        bi = torch.bucketize(A.row_indices, ro[1:], right=True)
+        bj = torch.bucketize(A.col_indices, co[1:], right=True)
+        if not torch.equal(bi, bj):
+            k = int((bi != bj).nonzero()[0])
+            raise ValueError(f"entry {k} ({int(A.row_indices[k])}, {int(A.col_indices[k])}) "
+                             f"is outside the diagonal blocks")
+        out = []
+        for i, (m, n) in enumerate(sizes):
+            sel = (bi == i).nonzero(as_tuple=True)[0]
+            out.append(SparseTensor(A.values[..., sel], A.row_indices[sel] - ro[i],
+                                    A.col_indices[sel] - co[i], A.batch_shape + (m, n)))
+        return cls(out)
+
+    # --- list behaviour -----------------------------------------------------------------------
+    def __len__(self):
+        return len(self._tensors)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return SparseTensorList(self._tensors[idx])
+        return self._tensors[idx]
+
+    def __iter__(self):
+        return iter(self._tensors)
+
+    def append(self, t):
+        if not isinstance(t, SparseTensor):
+            raise TypeError(f"can only append a SparseTensor, not {type(t).__name__}")
+        self._tensors.append(t)
+
+    def extend(self, ts):
+        for t in ts:
+            self.append(t)
+
+    def __add__(self, other):
+        if isinstance(other, SparseTensorList):
+            return SparseTensorList(self._tensors + other._tensors)
+        return NotImplemented
+
+    def __repr__(self):
+        return f"SparseTensorList({len(self)} matrices, shapes={self.shapes})"
+
+    @property
+    def shapes(self):
+        return [t.shape for t in self._tensors]
+
+    @property
+    def dtype(self):
+        return self._tensors[0].dtype if self._tensors else None
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    # --- per-matrix operations ----------------------------------------------------------------
+    def __matmul__(self, xs):
+        return [A @ x for A, x in zip(self._tensors, self._check_list(xs))]
+
+    def solve(self, bs, **kwargs):
+        return [A.solve(b, **kwargs) for A, b in zip(self._tensors, self._check_list(bs))]
+
+    def det(self, **kwargs):
+        return [A.det(**kwargs) for A in self._tensors]
+
+    def logdet(self, **kwargs):
+        return [A.logdet(**kwargs) for A in self._tensors]
+
+    def norm(self, ord="fro"):
+        return [A.norm(ord) for A in self._tensors]
+
+    def is_symmetric(self, **kwargs):
+        return [A.is_symmetric(**kwargs) for A in self._tensors]
+
+    def eigsh(self, k=6, **kwargs):
+        return [A.eigsh(k, **kwargs) for A in self._tensors]
+
+    def to_dense(self):
+        return [A.to_dense() for A in self._tensors]
+
+    def _check_list(self, xs):
+        xs = list(xs)
+        if len(xs) != len(self._tensors):
+            raise ValueError(f"{len(xs)} operands for {len(self._tensors)} matrices")
+        return xs
+
+    # --- block diagonal -------------------------------------------------------------------------
+    def to_block_diagonal(self):
+        """diag(A_1, ..., A_L) as one SparseTensor of shape (ΣM_i, ΣN_i); values are
+        concatenated (differentiable). Batched members must share their batch shape."""
+        if not self._tensors:
+            raise ValueError("to_block_diagonal of an empty SparseTensorList")
+        batch = self._tensors[0].batch_shape
+        if any(t.batch_shape != batch for t in self._tensors):
+            raise ValueError(f"batch shapes differ: {[t.batch_shape for t in self._tensors]}")
+        if any(t.dtype != self.dtype for t in self._tensors):
+            raise TypeError(f"dtypes differ: {[t.dtype for t in self._tensors]}")
+        rows, cols, r0, c0 = [], [], 0, 0
+        for t in self._tensors:
+            rows.append(t.row_indices + r0)
+            cols.append(t.col_indices + c0)
+            r0 += t.sparse_shape[0]
+            c0 += t.sparse_shape[1]
+        values = torch.cat([t.values for t in self._tensors], dim=-1)
+        return SparseTensor(values, torch.cat(rows), torch.cat(cols), batch + (r0, c0))
+
+    def block_sizes(self):
+        return [t.sparse_shape for t in self._tensors]
