@@ -1,0 +1,25 @@
+"""The inverse-coefficient example at reduced size (smoke test: it runs and learns)."""
+import os
+import sys
+
+import pytest
+
+from conftest import needs_method
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "examples"))
+
+
+@needs_method("cholesky")
+def test_inverse_coefficient_small(tmp_path, capsys):
+    import inverse_coefficient
+    png = tmp_path / "ic.png"
+    r = inverse_coefficient.main(["--size", "16", "--steps", "50", "--out", str(png),
+                                  "--print-every", "25"])
+    losses = r["losses"]
+    assert len(losses) == 50
+    assert losses[-1] < 0.05 * losses[0]                    # it learns
+    assert r["u_error"] < 0.2 and r["kappa_error"] < 0.2
+    assert png.exists() and png.stat().st_size > 10000
+    out = capsys.readouterr().out
+    assert "kappa relative L2 error" in out and "ms/step" in out
