@@ -257,3 +257,58 @@ class ToDense(Function):
     def backward(ctx, g):
         p = ctx.pattern
         return g[:, p.csr_rows(), p.csr_cols()], None
+
+
+# ------------------------------------------------------------------------------------------------
+# Eigenpairs of symmetric matrices
+# ------------------------------------------------------------------------------------------------
+EXPECTED_EIGSH_API = """\
+sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+                     void *eigenvalues /* [batch][k], ascending */,
+                     void *eigenvectors /* [batch][n][k], orthonormal columns */,
+                     sla_eigsh_info *info);
+sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
+                         const void *eigenvectors, const void *g_eigenvalues /* or NULL */,
+                         const void *g_eigenvectors /* or NULL */, void *dvalues /* [batch][nnz] */);
+with sla_eigsh_options { which (LA, SA, LM, SM), sigma (shift-invert when set), tol, maxiter }"""
+
+
+def eigsh_forward(pattern, values, k, which, sigma, tol, maxiter):
+    """(eigenvalues [B, k] ascending, eigenvectors [B, n, k]) from libsla's sla_eigsh.
+    The C eigensolver has not landed yet; its expected API is EXPECTED_EIGSH_API."""
+    from ._capi import require
+    require("sla_eigsh", "SparseTensor.eigsh")
+    raise NotImplementedError("torch_sla: libsla exports sla_eigsh but this binding has not "
+                              "been wired to it yet; expected API:\n" + EXPECTED_EIGSH_API)
+
+
+class Eigsh(Function):
+    """k eigenpairs of symmetric A_b. Backward: eigenvalue cotangents give
+    ∂a_s = Σ_i g_i v_i[r_s] v_i[c_s] (one sla_pattern_outer_add); eigenvector cotangents need
+    the projected solves of sla_eigsh_vjp."""
+
+    @staticmethod
+    def forward(ctx, values, pattern, k, which, sigma, tol, maxiter):
+        evals, evecs = eigsh_forward(pattern, values, k, which, sigma, tol, maxiter)
+        ctx.pattern = pattern
+        ctx.save_for_backward(values, evals, evecs)
+        return evals, evecs
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g_vals, g_vecs):
+        values, evals, evecs = ctx.saved_tensors
+        B, k = evals.shape
+        dv = torch.zeros_like(values)
+        if g_vecs is not None and bool(g_vecs.ne(0).any()):
+            from ._capi import require
+            require("sla_eigsh_vjp", "gradients with respect to eigenvectors")
+            A = matrix_view(ctx.pattern, values)
+            check(lib.sla_eigsh_vjp(ctypes.byref(A), k, evals.data_ptr(), evecs.data_ptr(),
+                                    g_vals.contiguous().data_ptr(),
+                                    g_vecs.contiguous().data_ptr(), dv.data_ptr()))
+            return dv, None, None, None, None, None, None
+        u = (evecs * g_vals.unsqueeze(1)).contiguous()       # v_i scaled by g_i
+        check(lib.sla_pattern_outer_add(ctx.pattern.ptr, DTYPE_CODE[values.dtype], B, 1.0,
+                                        u.data_ptr(), 1, evecs.data_ptr(), 1, k, dv.data_ptr()))
+        return dv, None, None, None, None, None, None

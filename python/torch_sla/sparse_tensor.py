@@ -10,7 +10,7 @@ import numbers
 import torch
 
 from . import _functions as F
-from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, check, lib, require
+from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, check, lib
 from ._pattern import pattern_for
 from ._solver import Options
 
@@ -243,16 +243,17 @@ class SparseTensor:
     # CSR values (internal)
     # ------------------------------------------------------------------------------------------
     def _csr(self):
-        """Values in CSR order as a contiguous [B, nnz_unique] tensor, differentiable (one C
-        gather; cached while the values are unchanged)."""
-        B = max(self.batch_size, 1) if self.is_batched else 1
-        flat = self.values.reshape(B, self.nnz)
-        if self._pattern.identity:
-            return flat.contiguous()
-        key = (self.values._version, torch.is_grad_enabled() and self.values.requires_grad)
-        if self._csr_cache is not None and self._csr_cache[0] == key:
-            return self._csr_cache[1]
-        out = F.Gather.apply(flat.contiguous(), self._pattern)
+        """Values in CSR order as a contiguous [B, nnz_unique] tensor, differentiable: a view of
+        the values when they are already in CSR order, else one C gather. Cached while the
+        values are unchanged (version counter) and the grad mode is the same."""
+        values = self.values
+        key = (values._version, torch.is_grad_enabled() and values.requires_grad)
+        cache = self._csr_cache
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        B = self.batch_size if self.is_batched else 1
+        flat = values.reshape(B, self.nnz).contiguous()
+        out = flat if self._pattern.identity else F.Gather.apply(flat, self._pattern)
         self._csr_cache = (key, out)
         return out
 
@@ -514,10 +515,13 @@ class SparseTensor:
     def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=None,
               maxiter=None):
         """k eigenpairs of a symmetric matrix: which = 'LA', 'SA', 'LM', 'SM', or those nearest
-        sigma (shift-invert). Returns (eigenvalues [*batch, k], eigenvectors [*batch, N, k]).
+        sigma (shift-invert). Returns (eigenvalues [*batch, k] ascending, eigenvectors
+        [*batch, N, k]) (eigenvectors None if return_eigenvectors=False). Differentiable:
+        ∂λ_i/∂a_rc = v_i[r]·v_i[c] (sla_pattern_outer_add); eigenvector cotangents through
+        sla_eigsh_vjp.
 
         Needs libsla's eigensolver (sla_eigsh), which has not landed yet: until then this
-        raises NotImplementedError."""
+        raises NotImplementedError (the expected C API is in docs/python.md)."""
         if which not in ("LA", "SA", "LM", "SM"):
             raise ValueError(f"which = {which!r}: use 'LA', 'SA', 'LM' or 'SM'")
         if not self.is_square:
@@ -525,8 +529,14 @@ class SparseTensor:
         N = self._shape[-1]
         if not 1 <= int(k) <= N:
             raise ValueError(f"k = {k} must be in [1, {N}]")
-        require("sla_eigsh", "SparseTensor.eigsh")
-        raise NotImplementedError("torch_sla: eigsh binding awaits the C API of sla_eigsh")
+        evals, evecs = F.Eigsh.apply(self._csr(), self._pattern, int(k), which,
+                                     None if sigma is None else float(sigma),
+                                     None if tol is None else float(tol),
+                                     None if maxiter is None else int(maxiter))
+        evals = self._unflatten(evals, (int(k),))
+        if not return_eigenvectors:
+            return evals, None
+        return evals, self._unflatten(evecs, (N, int(k)))
 
     # ------------------------------------------------------------------------------------------
     # Elementwise arithmetic on the values (same pattern)
