@@ -2,11 +2,15 @@
  * and demand that a number end at a blank, a newline or the end of the text, so "1.5x" or
  * "12abc" is refused instead of being read as 1.5 or 12.
  *
- * Doubles: the common case (at most 19 significant digits forming an integer m ≤ 2^53, and a
- * decimal exponent |e| ≤ 22) is computed exactly as m · 10^e or m / 10^−e, one correctly rounded
- * IEEE operation (Clinger's fast path). Everything else goes to strtod on a bounded copy of the
- * token, which is correctly rounded as well, so the result never depends on the path. */
+ * Doubles, all correctly rounded, so the result never depends on the path taken:
+ *  1. m ≤ 2^53 and |e| ≤ 22 (value m · 10^e): m and 10^|e| are exact doubles, so one IEEE
+ *     multiplication or division is correctly rounded (Clinger's fast path).
+ *  2. m < 2^64 and |e| ≤ 27, on x86 (the 17-digit numbers that %.17g writes): the same in x87
+ *     extended precision, then rounded to double, unless the extended result lies within one
+ *     unit of a double halfway point (where double rounding could err).
+ *  3. Everything else: strtod on a bounded copy of the token. */
 #include <errno.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <string.h>
@@ -81,6 +85,30 @@ static mm_num scan_special(const char **pp, const char *p, const char *end, int 
     return MM_NUM_OK;
 }
 
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+/* m · 10^e10 with m < 2^64 and 10^|e10| ≤ 10^27 exact in the 64-bit significand: one operation
+ * rounds once to 64 bits (error ≤ half a unit there). Rounding that to double's 53 bits gives
+ * the correctly rounded result unless the 11 dropped bits are within one unit of the halfway
+ * pattern 100 0000 0000; those rare cases return 0 and go to strtod. */
+static int scan_extended(uint64_t m, int64_t e10, double *v)
+{
+    static const long double pow10l[] = {
+        1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+        1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+        1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    if (e10 < -27 || e10 > 27) return 0;
+    long double r = e10 < 0 ? (long double)m / pow10l[-e10] : (long double)m * pow10l[e10];
+    uint64_t significand;
+    memcpy(&significand, &r, sizeof significand);      /* x87 format: significand first */
+    uint64_t dropped = significand & 0x7FF;
+    if (dropped >= 0x3FF && dropped <= 0x401) return 0;
+    *v = (double)r;
+    return 1;
+}
+#else
+static int scan_extended(uint64_t m, int64_t e10, double *v) { return 0; }
+#endif
+
 /* strtod on a NUL-terminated copy. The locale's decimal point replaces '.', since Matrix Market
  * always uses '.' while strtod follows LC_NUMERIC (a host program may have set "de_DE"). */
 static mm_num scan_slow(const char *tok, size_t len, double *v)
@@ -147,6 +175,8 @@ mm_num mm_scan_double(const char **pp, const char *end, double *v)
         double x = (double)m;
         x = e10 < 0 ? x / pow10[-e10] : x * pow10[e10];
         *v = neg ? -x : x;
+    } else if (!inexact && scan_extended(m, e10, v)) {
+        if (neg) *v = -*v;
     } else {
         mm_num st = scan_slow(tok, (size_t)(p - tok), v);
         if (st != MM_NUM_OK) return st;
