@@ -169,6 +169,7 @@ mm_num mm_scan_double(const char **pp, const char *end, double *v)
         e10 += eneg ? -e : e;
     }
     if (!is_delim(p, end)) return MM_NUM_BAD;
+    if (p - tok > MM_NUM_MAX_CHARS) return MM_NUM_LONG;  /* whichever path would take it */
     if (m == 0 && !inexact) {
         *v = neg ? -0.0 : 0.0;
     } else if (!inexact && m <= ((uint64_t)1 << 53) && e10 >= -22 && e10 <= 22) {
