@@ -13,7 +13,7 @@ from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
 from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, Matrix, check, lib
-from ._solver import acquire
+from ._solver import acquire, info_from_c
 from .errors import ConvergenceError, ConvergenceWarning
 
 DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
@@ -25,22 +25,28 @@ def matrix_view(pattern, values):
 
 
 class SolveConfig:
-    """How a solve reports non-convergence, and where it leaves its SolveInfo."""
-    __slots__ = ("strict", "info", "what")
+    """How a solve reports non-convergence, and where it leaves its SolveInfo (converted from
+    the C struct only when asked for, or to build a warning)."""
+    __slots__ = ("strict", "want_info", "info", "what")
 
-    def __init__(self, strict=False, what="solve"):
+    def __init__(self, strict=False, want_info=False, what="solve"):
         self.strict = strict
+        self.want_info = want_info
         self.info = None
         self.what = what
 
-    def report(self, status, info, adjoint=False):
-        what = f"{self.what} (adjoint, in backward)" if adjoint else self.what
+    def report(self, status, cinfo, adjoint=False):
+        bad = status == SLA_NOT_CONVERGED or not cinfo.converged
+        if not (bad or self.want_info):
+            return
+        info = info_from_c(cinfo)
         if adjoint:
             if self.info is not None:
                 self.info.adjoint = info
         else:
             self.info = info
-        if status == SLA_NOT_CONVERGED or not info.converged:
+        if bad:
+            what = f"{self.what} (adjoint, in backward)" if adjoint else self.what
             msg = (f"torch_sla {what} did not converge: {info.method}, reason '{info.reason}' "
                    f"after {info.iterations} iterations, residual {info.residual:.3e} "
                    f"(relative {info.relative_residual:.3e}); {info.description}")

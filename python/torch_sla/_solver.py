@@ -150,11 +150,12 @@ class Solver:
 
     # --- solves -----------------------------------------------------------------------------
     def solve(self, op, nrhs, B, X):
-        """op(A) X = B; B, X contiguous [batch, n, nrhs]. Returns (status, SolveInfo)."""
+        """op(A) X = B; B, X contiguous [batch, n, nrhs]. Returns (status, SolveInfoC) (convert
+        with info_from_c when needed: most calls never look at it)."""
         info = SolveInfoC()
         st = check(lib.sla_solver_solve(self.ptr, op, nrhs, B.data_ptr(), X.data_ptr(),
                                         ctypes.byref(info)))
-        return st, info_from_c(info)
+        return st, info
 
     def solve_vjp(self, op, nrhs, X, G, dB, dvalues):
         info = SolveInfoC()
@@ -162,7 +163,7 @@ class Solver:
             self.ptr, op, nrhs, X.data_ptr(), G.data_ptr(),
             dB.data_ptr() if dB is not None else None,
             dvalues.data_ptr() if dvalues is not None else None, ctypes.byref(info)))
-        return st, info_from_c(info)
+        return st, info
 
     def logdet(self):
         sign = (ctypes.c_double * self.batch)()

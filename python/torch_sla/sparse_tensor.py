@@ -479,7 +479,7 @@ class SparseTensor:
         opts = Options(method, backend, rtol, atol, maxiter, preconditioner, ordering, restart)
         b3, out_shape = self._rhs(b)
         vals = self._csr()
-        config = F.SolveConfig(strict=strict)
+        config = F.SolveConfig(strict=strict, want_info=return_info)
         x = F.Solve.apply(vals, b3.contiguous(), self._pattern, opts, config)
         x = x.reshape(out_shape)
         return (x, config.info) if return_info else x
