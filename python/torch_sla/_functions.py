@@ -145,6 +145,15 @@ def _spmv_vjp_composed(ctx, A, values, x, g, dx, dv):
                                         v.data_ptr(), vb, k, dv.data_ptr()))
 
 
+def _keep_pin(ctx, solver, pin, ninputs):
+    """The pin stays with the autograd context when a backward may use the solver (released
+    by that backward, or when the graph is freed); otherwise it is released now."""
+    if any(ctx.needs_input_grad[:ninputs]):
+        return pin
+    solver.unpin(pin)
+    return None
+
+
 # ------------------------------------------------------------------------------------------------
 # x = A⁻¹ b
 # ------------------------------------------------------------------------------------------------
@@ -156,13 +165,17 @@ class Solve(Function):
     @staticmethod
     def forward(ctx, values, b, pattern, options, config):
         vals = values.detach()
-        solver = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
-        x = torch.empty_like(b)
-        st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
-        config.report(st, info)
+        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
+        try:
+            x = torch.empty_like(b)
+            st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
+            config.report(st, info)
+        except BaseException:
+            solver.unpin(pin)
+            raise
         ctx.solver, ctx.config = solver, config
         ctx.generation = solver.generation
-        ctx.pin = solver.pin() if any(ctx.needs_input_grad[:2]) else None
+        ctx.pin = _keep_pin(ctx, solver, pin, 2)
         ctx.save_for_backward(values, x)
         return x
 
@@ -194,10 +207,14 @@ class Slogdet(Function):
     @staticmethod
     def forward(ctx, values, pattern, options):
         vals = values.detach()
-        solver = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
-        sign, lad = solver.logdet()
+        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
+        try:
+            sign, lad = solver.logdet()
+        except BaseException:
+            solver.unpin(pin)
+            raise
         ctx.solver, ctx.generation = solver, solver.generation
-        ctx.pin = solver.pin() if ctx.needs_input_grad[0] else None
+        ctx.pin = _keep_pin(ctx, solver, pin, 1)
         ctx.save_for_backward(values)
         sign_t = torch.tensor(sign, dtype=values.dtype)
         ctx.mark_non_differentiable(sign_t)

@@ -8,9 +8,10 @@ time. :func:`acquire` keeps a small LRU cache of solvers keyed by (pattern, dtyp
 options); on a hit it calls ``sla_solver_refactor`` with the new values (numeric work only). The
 cache is always correct when values change: refactor always runs with the values of the call.
 
-A solver saved by an autograd graph for its backward is *pinned* until that backward has run
-(or the graph is freed); a pinned solver is never refactored for another call — a second
-solver is created instead — so two outstanding solves on one pattern keep their own factors.
+A solver is *pinned* while a call uses it, and, when saved by an autograd graph for its
+backward, until that backward has run (or the graph is freed); a pinned solver is never
+refactored for another call (in this thread or another) — a second solver is created
+instead — so two outstanding solves on one pattern keep their own factors.
 If a pinned solver's graph is backpropagated again after being released (``retain_graph``),
 the backward notices that the solver was refactored since (generation counter) and refactors
 it back with the forward's values before the adjoint solve.
@@ -199,31 +200,35 @@ def _cache_key(pattern, dtype_code, batch, options):
 
 
 def acquire(pattern, values, dtype_code, batch, options):
-    """A solver for these values: a cached idle one refactored with `values`, else a new one.
-    `values` is a contiguous [batch, nnz] CSR tensor (detached)."""
+    """(solver, pin): a cached idle solver refactored with `values`, else a new one, pinned for
+    the caller (so that no other call, in this thread or another, refactors it meanwhile).
+    `values` is a contiguous [batch, nnz] CSR tensor (detached). Release with solver.unpin(pin)
+    once no backward will use it."""
     key = _cache_key(pattern, dtype_code, batch, options)
     if SOLVER_CACHE_SIZE > 0:
         with _lock:
-            candidates = [s for s in _cache.get(key, ()) if s.pattern is pattern and not s.busy]
-        for s in candidates:
+            s = next((s for s in _cache.get(key, ()) if s.pattern is pattern and not s.busy),
+                     None)
+            pin = s.pin() if s is not None else None
+            if s is not None:
+                _cache.move_to_end(key)
+        if s is not None:
             try:
                 s.refactor(values)
+                return s, pin
             except SlaRuntimeError:
                 # e.g. method 'auto' chose Cholesky for earlier values and these are not SPD:
                 # drop it and let a fresh create decide again
+                s.unpin(pin)
                 _forget(key, s)
-                break
-            with _lock:
-                if key in _cache:
-                    _cache.move_to_end(key)
-            return s
     s = Solver(pattern, values, dtype_code, batch, options)
+    pin = s.pin()
     if SOLVER_CACHE_SIZE > 0:
         with _lock:
             _cache.setdefault(key, []).append(s)
             _cache.move_to_end(key)
             trim(_cache, SOLVER_CACHE_SIZE)
-    return s
+    return s, pin
 
 
 def _forget(key, s):

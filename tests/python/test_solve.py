@@ -294,3 +294,44 @@ def test_spsolve_functional_form():
     b = torch.ones(16, dtype=f64)
     x = torch_sla.spsolve(val, row, col, (16, 16), b)
     assert torch.allclose(dense_of(row, col, val, (16, 16)) @ x, b)
+
+
+@needs_method("lu")
+def test_no_grad_solves_release_their_solver():
+    torch_sla.clear_solver_cache()
+    row, col, val = random_sparse(6, seed=12)
+    b = torch.ones(6, dtype=f64)
+    v = val.clone().requires_grad_()
+    with torch.no_grad():
+        xs = [SparseTensor(v * (1 + 0.1 * i), row, col, (6, 6)).solve(b, method="lu")
+              for i in range(4)]
+    assert torch_sla.solver_cache_info()[0] == 1          # one solver, refactored 4 times
+    keep = [SparseTensor(v * (1 + 0.1 * i), row, col, (6, 6)).solve(b, method="lu")
+            for i in range(2)]                             # graphs alive: two solvers
+    assert torch_sla.solver_cache_info()[0] == 2
+    for i, x in enumerate(xs):
+        D = dense_of(row, col, val * (1 + 0.1 * i), (6, 6))
+        assert torch.allclose(D @ x, b)
+
+
+@needs_method("lu")
+def test_solves_from_several_threads():
+    import threading
+    row, col, val = random_sparse(30, seed=13)
+    b = torch.randn(30, dtype=f64)
+    errors = []
+
+    def work(t):
+        for i in range(20):
+            v = val * (1 + 0.01 * (t * 20 + i))
+            x = SparseTensor(v, row, col, (30, 30)).solve(b, method="lu")
+            r = float(torch.linalg.norm(dense_of(row, col, v, (30, 30)) @ x - b))
+            if r > 1e-10:
+                errors.append((t, i, r))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
