@@ -96,6 +96,41 @@ SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t i
                                 sla_mm_field field, sla_mm_symmetry symmetry,
                                 const char *comment);
 
+
+/** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
+ *  real, integer or pattern COO matrix (duplicates summed).
+ *  @param[out] values  new malloc'ed [nnz] array; the caller frees it.
+ *  @return SLA_OK; SLA_EDTYPE for complex values or a bad dtype; SLA_EINVAL; SLA_ENOMEM. */
+SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,
+                                     void **values);
+
+/** Reads a Rutherford–Boeing / Harwell–Boeing file (.rua, .rsa, .psa, ...) with SuiteSparse's
+ *  RBio (Davis, "User Guide for RBio"). Symmetric storage is expanded as in sla_mm_read();
+ *  explicit zeros are kept. Complex files (C**) are read with interleaved values; elemental
+ *  (*E) files are refused.
+ *  @return SLA_OK; SLA_EIO (cannot open); SLA_EPARSE (RBio's error code and meaning); SLA_ENOMEM. */
+SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
+
+/** Writes batch element `index` of A (float64 or float32) as a Rutherford–Boeing file with RBio's
+ *  RBwrite, which stores a symmetric matrix as its lower triangle (type RSA) and chooses the
+ *  type (RUA, RSA, PSA, ...) itself. field: SLA_MM_REAL, SLA_MM_INTEGER or SLA_MM_PATTERN.
+ *  @param[in] title  up to 72 characters (may be NULL).
+ *  @return SLA_OK; SLA_EINVAL; SLA_EIO / SLA_EPARSE with RBio's error; SLA_ENOMEM. */
+SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index,
+                                sla_mm_field field, const char *title);
+
+/** Reads a sparse matrix stored in safetensors format with torch-sla's layout: tensors
+ *  "values" (F64, F32 or I64; shape [nnz] — a batch [B, nnz] is refused here), "row_indices" and
+ *  "col_indices" (I64 or I32, [nnz]), "shape" (I64 or I32, [2]). The header is validated
+ *  (length, JSON, dtypes, shapes, offsets inside the file, indices in range).
+ *  @return SLA_OK; SLA_EIO; SLA_EPARSE naming the tensor and what is wrong; SLA_ENOMEM. */
+SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
+
+/** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
+ *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
+ *  @return SLA_OK; SLA_EDTYPE (complex values, bad dtype); SLA_EIO. */
+SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
+
 #ifdef __cplusplus
 }
 #endif

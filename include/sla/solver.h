@@ -173,6 +173,9 @@ SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *
  *  Owned by the solver. */
 SLA_API const char *sla_solver_describe(const sla_solver *s);
 
+/** The method the solver uses (never SLA_METHOD_AUTO: auto is resolved at create). */
+SLA_API sla_method sla_solver_method(const sla_solver *s);
+
 /** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
 SLA_API void sla_solver_free(sla_solver **s);
 
