@@ -114,22 +114,28 @@ static void describe(sla_solver *s, const klu_impl *k)
                  (long long)k->nfast, (long long)k->nrepivot);
     snprintf(s->description, sizeof s->description,
              "klu (KLU %d.%d.%d, BTF %lld blocks, %s): nnz(L+U) %s, off-diagonal blocks %s, "
-             "rcond %.1e%s%s", KLU_MAIN_VERSION, KLU_SUB_VERSION, KLU_SUBSUB_VERSION,
+             "rcond %.1e", KLU_MAIN_VERSION, KLU_SUB_VERSION, KLU_SUBSUB_VERSION,
              (long long)(k->symbolic ? k->symbolic->nblocks : 0),
-             k->symbolic ? ordering_name(k->symbolic) : "natural", fill, off, s->rcond, extra, refac);
+             k->symbolic ? ordering_name(k->symbolic) : "natural", fill, off, s->rcond);
+    lu_append(s->description, sizeof s->description, extra);
+    lu_append(s->description, sizeof s->description, refac);
 }
 
-/* Records the first zero pivot of a singular factorization: step k = numerical_rank pivots on
- * Aᵀ[Pnum[k]][Q[k]] = A[Q[k]][Pnum[k]]. */
-static void note_singular(const klu_impl *k, const klu_l_numeric *num, const klu_l_common *c,
-                          lu_elem *lu)
+/* Records the first zero (or non-finite) pivot U_kk: step k pivots on Aᵀ[Pnum[k]][Q[k]] =
+ * A[Q[k]][Pnum[k]]. KLU's own status does not flag every exact zero pivot (a pivot that
+ * cancels to 0 in the last column of a block passes as KLU_OK), so the diagonal is scanned. */
+static void scan_pivots(const klu_impl *k, const klu_l_numeric *num, lu_elem *lu)
 {
-    int64_t step = c->numerical_rank;
-    if (step < 0 || step >= num->n) step = num->n - 1;
-    lu->zero_pivot = step;
-    lu->sing_col = num->Pnum[step];
-    lu->sing_row = k->symbolic->Q[step];
-    lu->rcond = 0;
+    const double *ud = num->Udiag;
+    lu->zero_pivot = -1;
+    for (int64_t i = 0; i < num->n; i++)
+        if (ud[i] == 0 || !isfinite(ud[i])) {
+            lu->zero_pivot = i;
+            lu->sing_col = num->Pnum[i];
+            lu->sing_row = k->symbolic->Q[i];
+            lu->rcond = 0;
+            return;
+        }
 }
 
 /* 1 if the factors of element b, just refactored with the old pivot order, are usable: finite
@@ -165,9 +171,10 @@ static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
     klu_l_common c = k->common;
     lu_elem_load(s, b, lu);
     e->repivoted = 0;
-    if (fc->refactor && e->numeric && lu->zero_pivot < 0) {
+    if (fc->refactor && e->numeric && lu->zero_pivot < 0 && e->status == KLU_OK) {
         if (refactor_usable(k, b, ap, &c)) {
             lu->rcond = c.rcond;
+            lu->zero_pivot = -1;
             *code = e->status = KLU_OK;
             return SLA_OK;
         }
@@ -175,18 +182,14 @@ static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
     }
     if (e->numeric) klu_l_free_numeric(&e->numeric, &c);
     c = k->common;
-    lu->zero_pivot = -1;
     e->numeric = klu_l_factor(ap, k->ai, lu->ax, k->symbolic, &c);
     *code = e->status = e->numeric ? c.status : c.status < 0 ? c.status : KLU_INVALID;
     if (!e->numeric) return *code == KLU_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND;
-    if (c.status == KLU_SINGULAR) {
-        note_singular(k, e->numeric, &c, lu);
-    } else {
-        klu_l_rcond(k->symbolic, e->numeric, &c);
-        klu_l_rgrowth(ap, k->ai, lu->ax, k->symbolic, e->numeric, &c);
-        lu->rcond = c.rcond;
-        e->rgrowth_pivoted = c.rgrowth;
-    }
+    klu_l_rcond(k->symbolic, e->numeric, &c);
+    klu_l_rgrowth(ap, k->ai, lu->ax, k->symbolic, e->numeric, &c);
+    lu->rcond = c.rcond;
+    e->rgrowth_pivoted = c.rgrowth;
+    scan_pivots(k, e->numeric, lu);
     return SLA_OK;
 }
 
@@ -306,8 +309,8 @@ static sla_status klu_logdet(sla_solver *s, double *sign, double *logabsdet)
         klu_l_numeric *num = k->e[b].numeric;
         const double *ud = n ? num->Udiag : NULL;
         double sg = n ? qsign * lu_perm_sign(n, num->Pnum, seen) : 1, la = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (ud[i] == 0) { sg = 0; break; }
+        if (k->lu[b].zero_pivot >= 0) sg = 0;
+        for (int64_t i = 0; sg != 0 && i < n; i++) {
             if (ud[i] < 0) sg = -sg;
             la += log(fabs(ud[i])) + (num->Rs ? log(num->Rs[i]) : 0);
         }

@@ -197,6 +197,12 @@ int lu_perm_sign(int64_t n, const int64_t *P, unsigned char *seen)
     return (n - cycles) % 2 ? -1 : 1;
 }
 
+void lu_append(char *dst, size_t size, const char *src)
+{
+    size_t len = strlen(dst);
+    if (len + 1 < size) snprintf(dst + len, size - len, "%s", src);
+}
+
 void lu_format_count(double x, char *buf)
 {
     if (x < 1e3) snprintf(buf, 16, "%.0f", x);

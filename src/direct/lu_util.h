@@ -122,6 +122,9 @@ sla_status lu_grad_tasks(sla_solver *s, int valid, const lu_elem *lu, const doub
 /** Pointer to batch element b of dvalues [batch][nnz] of the solver's dtype. */
 void *lu_grad_slice(const lu_grad_ctx *c, int64_t b);
 
+/** Appends src to the string dst of capacity size, truncating. */
+void lu_append(char *dst, size_t size, const char *src);
+
 /** Writes a count compactly ("980", "12.3k", "4.56M") into buf [16]. */
 void lu_format_count(double x, char *buf);
 

@@ -64,10 +64,11 @@ static void describe(sla_solver *s, const umf_impl *u)
     lu_summary(s, u->lu, extra, sizeof extra);
     if (s->n > 0) lu_format_count(u->e[0].lnz + u->e[0].unz - (double)s->n, fill);
     snprintf(s->description, sizeof s->description,
-             "lu (UMFPACK %d.%d.%d, %s, %s strategy): nnz(L+U) %s, rcond %.1e%s",
+             "lu (UMFPACK %d.%d.%d, %s, %s strategy): nnz(L+U) %s, rcond %.1e",
              UMFPACK_MAIN_VERSION, UMFPACK_SUB_VERSION, UMFPACK_SUBSUB_VERSION, ordering_name(u),
              u->strategy == UMFPACK_STRATEGY_UNSYMMETRIC ? "unsymmetric" : "symmetric", fill,
-             s->rcond, extra);
+             s->rcond);
+    lu_append(s->description, sizeof s->description, extra);
 }
 
 /* Finds the first zero pivot of a singular factorization and the column/row of A it belongs to
