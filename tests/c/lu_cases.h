@@ -698,6 +698,44 @@ static void allocation_failures(void **state)
     free(d);
 }
 
+/* Each ordering option (auto, natural, amd, metis) reaches the backend: describe() contains
+ * expect[k] and also[k] (expect[k] NULL: create refuses with SLA_EUNSUPPORTED), and the solve on
+ * west0479 is correct. */
+static void check_orderings(const char *const expect[4], const char *const also[4])
+{
+    if (!tu_have_matrices()) skip();
+    sla_pattern *p;
+    double *a;
+    tu_load("west0479.mtx", &p, &a);
+    int64_t n = sla_pattern_nrows(p);
+    double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    tu_fill_random(b, n, 2);
+    const sla_ordering ord[] = {SLA_ORDERING_AUTO, SLA_ORDERING_NATURAL, SLA_ORDERING_AMD,
+                                SLA_ORDERING_METIS};
+    for (int k = 0; k < 4; k++) {
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = LU_METHOD;
+        o.ordering = ord[k];
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, a);
+        sla_solver *s;
+        if (!expect[k]) {
+            assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EUNSUPPORTED);
+            continue;
+        }
+        TU_OK(sla_solver_create(&A, &o, &s));
+        const char *d = sla_solver_describe(s);
+        if (!strstr(d, expect[k]) || !strstr(d, also[k]) || !strstr(d, "nnz(L+U)"))
+            fail_msg("ordering %s: description '%s' lacks '%s' or '%s'", sla_ordering_name(ord[k]),
+                     d, expect[k], also[k]);
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL));
+        assert_true(scaled_residual(SLA_OP_N, p, a, 1, x, b) <= 1e-12);
+        sla_solver_free(&s);
+    }
+    free(a); free(b); free(x);
+    sla_pattern_free(&p);
+}
+
 #define LU_SHARED_TESTS                                  \
     cmocka_unit_test(solve_shared_matrices),             \
     cmocka_unit_test(solve_batched),                     \
