@@ -199,6 +199,20 @@ static void solve_batched(void **state)
     TU_OK(sla_solver_logdet(s, sign, logdet));
     assert_true(sign[1] == sign[0]);                       /* det(2A) = 2^n det A */
     TU_CLOSE(logdet[1], logdet[0] + (double)n * log(2.0), 1e-12);
+    /* batched VJP of X = A⁻¹B: dB solves Aᵀ dB = G per element, dvalues = −dB xᵀ on the pattern */
+    double *db = malloc(sizeof(double) * (size_t)(B * n * k)), *dv = malloc(sizeof(double) * (size_t)(B * nnz));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, k, b, x, NULL));
+    TU_OK(sla_solver_solve_vjp(s, SLA_OP_N, k, x, b, db, dv, NULL));
+    for (int64_t e = 0; e < B; e++) {
+        assert_true(scaled_residual(SLA_OP_T, p, v + e * nnz, k, db + e * n * k, b + e * n * k) <= 1e-12);
+        for (int64_t i = 0; i < n; i += 37)
+            for (int64_t t = rp[i]; t < rp[i + 1]; t++) {
+                double ref = 0;
+                for (int64_t j = 0; j < k; j++) ref -= db[(e * n + i) * k + j] * x[(e * n + ci[t]) * k + j];
+                TU_CLOSE(dv[e * nnz + t], ref, 1e-12 * (1 + fabs(ref)));
+            }
+    }
+    free(db); free(dv);
     free(v); free(b); free(x); free(a);
     sla_solver_free(&s);
     sla_pattern_free(&p);
@@ -263,9 +277,21 @@ static void solve_float32(void **state)
             double res = scaled_residual((sla_op)op, p, ad, k, xd, bd);
             if (!(res <= 1e-6)) fail_msg("%s float32 op %d: scaled residual %g", names[m], op, res);
         }
-        double sg, ld;
+        /* logdet and its float32 gradient agree with the float64 solver on the same values */
+        sla_solver *s64 = lu_create(p, SLA_FLOAT64, 1, ad);
+        double sg, ld, sg64, ld64, gmax = 0, err = 0;
         TU_OK(sla_solver_logdet(s, &sg, &ld));
-        assert_true(sg == 1 || sg == -1);
+        TU_OK(sla_solver_logdet(s64, &sg64, &ld64));
+        assert_true(sg == sg64 && (sg == 1 || sg == -1));
+        TU_CLOSE(ld, ld64, 1e-14);
+        float *gf = malloc(sizeof(float) * (size_t)nnz);
+        double *gd = malloc(sizeof(double) * (size_t)nnz);
+        TU_OK(sla_solver_logdet_grad(s, NULL, gf));
+        TU_OK(sla_solver_logdet_grad(s64, NULL, gd));
+        for (int64_t t = 0; t < nnz; t++) { gmax = fmax(gmax, fabs(gd[t])); err = fmax(err, fabs(gf[t] - gd[t])); }
+        assert_true(err <= 1e-6 * gmax);
+        free(gf); free(gd);
+        sla_solver_free(&s64);
         free(af); free(bf); free(xf); free(ad); free(bd); free(xd); free(a);
         sla_solver_free(&s);
         sla_pattern_free(&p);
