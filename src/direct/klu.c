@@ -51,41 +51,59 @@ typedef struct klu_impl {
 } klu_impl;
 
 #if SLA_HAVE_METIS
-/* KLU user ordering (Common.ordering = 3): METIS nested dissection of the graph of C + Cᵀ for
- * one diagonal block C (CSC, nk × nk). Perm[k] = the row/column placed k-th. Returns 0 on
+/* Graph of C + Cᵀ without self loops and without repeated edges (METIS takes neither) for a
+ * CSC pattern C (nk × nk): xadj [nk + 1], adj [2·nnz(C)]; mark [nk] is workspace. */
+static void metis_graph(int64_t nk, const SuiteSparse_long *Cp, const SuiteSparse_long *Ci,
+                        idx_t *xadj, idx_t *adj, int64_t *mark)
+{
+    memset(mark, 0, (size_t)nk * sizeof *mark);
+    for (int64_t j = 0; j < nk; j++)                      /* degrees with repeats */
+        for (int64_t p = Cp[j]; p < Cp[j + 1]; p++)
+            if (Ci[p] != j) { mark[Ci[p]]++; mark[j]++; }
+    xadj[0] = 0;
+    for (int64_t i = 0; i < nk; i++) xadj[i + 1] = xadj[i] + (idx_t)mark[i];
+    for (int64_t i = 0; i < nk; i++) mark[i] = xadj[i];
+    for (int64_t j = 0; j < nk; j++)
+        for (int64_t p = Cp[j]; p < Cp[j + 1]; p++)
+            if (Ci[p] != j) { adj[mark[Ci[p]]++] = (idx_t)j; adj[mark[j]++] = (idx_t)Ci[p]; }
+    for (int64_t i = 0; i < nk; i++) mark[i] = -1;        /* compact, dropping repeats */
+    idx_t out = 0;
+    for (int64_t i = 0; i < nk; i++) {
+        idx_t start = xadj[i], end = xadj[i + 1];
+        xadj[i] = out;
+        for (idx_t p = start; p < end; p++)
+            if (mark[adj[p]] != i) { mark[adj[p]] = i; adj[out++] = adj[p]; }
+    }
+    xadj[nk] = out;
+}
+
+/* KLU user ordering (Common.ordering = 3): METIS nested dissection (METIS_NodeND) of the graph
+ * of C + Cᵀ for one diagonal block C. Perm[k] = the row/column placed k-th. Returns 0 on
  * failure, else a positive number (KLU's convention). */
 static SuiteSparse_long metis_order(SuiteSparse_long nk, SuiteSparse_long *Cp, SuiteSparse_long *Ci,
                                     SuiteSparse_long *Perm, klu_l_common *Common)
 {
     (void)Common;
-    int64_t *deg = sla_calloc((size_t)nk + 1, sizeof *deg, "METIS graph");
+    int64_t *mark = sla_malloc((size_t)nk, sizeof *mark, "METIS graph");
     idx_t *xadj = sla_malloc((size_t)nk + 1, sizeof *xadj, "METIS graph");
     idx_t *adj = sla_malloc((size_t)(2 * Cp[nk]) + 1, sizeof *adj, "METIS graph");
     idx_t *perm = sla_malloc((size_t)nk, sizeof *perm, "METIS ordering");
     idx_t *iperm = sla_malloc((size_t)nk, sizeof *iperm, "METIS ordering");
     SuiteSparse_long ok = 0;
-    if (deg && xadj && adj && perm && iperm) {
-        /* both directions of every off-diagonal entry; duplicates are harmless to METIS */
-        for (int64_t j = 0; j < nk; j++)
-            for (int64_t p = Cp[j]; p < Cp[j + 1]; p++)
-                if (Ci[p] != j) { deg[Ci[p]]++; deg[j]++; }
-        xadj[0] = 0;
-        for (int64_t i = 0; i < nk; i++) xadj[i + 1] = xadj[i] + (idx_t)deg[i];
-        for (int64_t i = 0; i < nk; i++) deg[i] = xadj[i];
-        for (int64_t j = 0; j < nk; j++)
-            for (int64_t p = Cp[j]; p < Cp[j + 1]; p++)
-                if (Ci[p] != j) { adj[deg[Ci[p]]++] = (idx_t)j; adj[deg[j]++] = (idx_t)Ci[p]; }
+    if (mark && xadj && adj && perm && iperm) {
+        metis_graph(nk, Cp, Ci, xadj, adj, mark);
         idx_t nv = (idx_t)nk;
-        if (xadj[nk] == 0) {
+        if (xadj[nk] == 0) {                              /* no edges: any order is as good */
             for (int64_t k = 0; k < nk; k++) Perm[k] = k;
             ok = 1;
         } else if (METIS_NodeND(&nv, xadj, adj, NULL, NULL, perm, iperm) == METIS_OK) {
-            /* METIS's perm is new-to-old in this call's argument order (as CHOLMOD uses it) */
+            /* perm[k] is the vertex placed k-th (the other array gives ~10× the fill of L + U
+             * on a 2D grid, which is how the convention was checked) */
             for (int64_t k = 0; k < nk; k++) Perm[k] = perm[k];
             ok = 1;
         }
     }
-    sla_free(deg); sla_free(xadj); sla_free(adj); sla_free(perm); sla_free(iperm);
+    sla_free(mark); sla_free(xadj); sla_free(adj); sla_free(perm); sla_free(iperm);
     return ok;
 }
 #endif
