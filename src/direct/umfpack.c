@@ -45,12 +45,13 @@ typedef struct umf_impl {
     umf_elem *e;           /* [batch] */
 } umf_impl;
 
+/* The ordering used, for describe(); UMFPACK orders B = Aᵀ, so METIS on BᵀB is METIS on A·Aᵀ. */
 static const char *ordering_name(const umf_impl *u)
 {
     int unsym = u->strategy == UMFPACK_STRATEGY_UNSYMMETRIC;
     switch ((int)u->ordering) {
     case UMFPACK_ORDERING_AMD: return unsym ? "COLAMD" : "AMD";
-    case UMFPACK_ORDERING_METIS: return unsym ? "METIS(AᵀA)" : "METIS(A+Aᵀ)";
+    case UMFPACK_ORDERING_METIS: return unsym ? "METIS(AAᵀ)" : "METIS(A+Aᵀ)";
     case UMFPACK_ORDERING_CHOLMOD: return "CHOLMOD";
     case UMFPACK_ORDERING_NONE: return "natural";
     case UMFPACK_ORDERING_GIVEN: return "given";
