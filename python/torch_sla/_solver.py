@@ -221,6 +221,9 @@ def acquire(pattern, values, dtype_code, batch, options):
                 # drop it and let a fresh create decide again
                 s.unpin(pin)
                 _forget(key, s)
+            except BaseException:
+                s.unpin(pin)     # invalid values (NaN...): the solver is left as it was
+                raise
     s = Solver(pattern, values, dtype_code, batch, options)
     pin = s.pin()
     if SOLVER_CACHE_SIZE > 0:

@@ -3,6 +3,7 @@ import pytest
 import torch
 from torch.autograd import gradcheck
 
+import torch_sla
 from torch_sla import SparseTensor
 from conftest import needs_method, poisson2d, random_sparse
 
@@ -71,3 +72,15 @@ def test_iterative_method_refused():
     row, col, val = poisson2d(3)
     with pytest.raises(ValueError, match="direct method"):
         SparseTensor(val, row, col, (9, 9)).logdet(method="cg")
+
+
+@needs_method("lu")
+def test_singular_matrix_determinant_is_zero():
+    d = torch.tensor([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 3.0]], dtype=f64)
+    A = SparseTensor.from_dense(d)
+    sign, lad = A.slogdet(method="lu")
+    assert float(sign) == 0.0 and float(lad) == float("-inf")
+    assert float(A.det(method="lu")) == 0.0
+    v = A.values.clone().requires_grad_()
+    with pytest.raises(torch_sla.SingularMatrixError):
+        SparseTensor(v, A.row_indices, A.col_indices, (3, 3)).logdet(method="lu").backward()
