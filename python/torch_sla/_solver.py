@@ -27,6 +27,7 @@ from ._lru import trim
 from .errors import SlaRuntimeError, SolveInfo
 
 SOLVER_CACHE_SIZE = 8
+_TORCH_SLA_BACKENDS = ("scipy", "eigen", "cupy", "cudss", "cusolver", "pytorch")
 
 
 def _index(names, value, what):
@@ -52,6 +53,9 @@ class Options:
         if backend is not None and not isinstance(backend, str):
             raise TypeError(f"backend must be a string, got {type(backend).__name__}")
         self.backend = (backend or "auto").lower()
+        if self.backend in _TORCH_SLA_BACKENDS:
+            raise ValueError(f"backend = {backend!r} is a torch-sla backend; torch_sla runs on "
+                             f"libsla: use backend='auto' or a name from show_backends()")
         for name, v in (("rtol", rtol), ("atol", atol)):
             if v is not None and not (float(v) >= 0 and float(v) != float("inf")):
                 raise ValueError(f"{name} = {v!r} must be finite and ≥ 0")

@@ -246,6 +246,8 @@ def test_solve_argument_errors():
                      (2, 3)).solve(torch.ones(2, dtype=f64))
     with pytest.raises(ValueError, match="rtol"):
         A.solve(torch.ones(9, dtype=f64), rtol=-1.0)
+    with pytest.raises(ValueError, match="torch-sla backend"):
+        A.solve(torch.ones(9, dtype=f64), backend="scipy")
 
 
 def test_unknown_backend_message_from_c():
