@@ -12,11 +12,11 @@ void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int6
                        sla_rows_fn fn, const void *ctx)
 {
     if (nrows == 0 || batch == 0) return;
-    int64_t work = (rowptr[nrows] + nrows) * width * batch;
-    int64_t nparts = work / SLA_ROWS_GRAIN;
-    int64_t maxparts = omp_get_max_threads();
-    if (maxparts > SLA_ROWS_MAX_PARTS) maxparts = SLA_ROWS_MAX_PARTS;
-    if (nparts > maxparts) nparts = maxparts;
+    /* in double: nonzeros × width × batch may exceed int64 even when every array fits */
+    double work = (double)(rowptr[nrows] + nrows) * (double)width * (double)batch;
+    int64_t nparts = omp_get_max_threads();
+    if (nparts > SLA_ROWS_MAX_PARTS) nparts = SLA_ROWS_MAX_PARTS;
+    if (work / SLA_ROWS_GRAIN < (double)nparts) nparts = (int64_t)(work / SLA_ROWS_GRAIN);
     if (nparts < 1) nparts = 1;
     int64_t bounds[SLA_ROWS_MAX_PARTS + 1];
     sla_partition_rows(rowptr, nrows, (int)nparts, bounds);
