@@ -132,12 +132,10 @@ sla_status sla_spmv_vjp(sla_op op, double alpha, const sla_matrix *A, const void
                         int x_batched, int64_t k, const void *g, void *dx, void *dvalues)
 {
     SLA_TRY(check_op(__func__, op, A, x_batched, k));
-    int64_t m, n, nx, ng;
+    int64_t m, n, nx = 0, ng, xbatch = x_batched ? A->batch : 1;
     size_t es = sla_dtype_size(A->dtype);
     op_shape(op, A->pattern, &m, &n);
     SLA_TRY(sla_check_block(__func__, "g", g, A->batch, m, k, &ng));
-    int64_t xbatch = x_batched ? A->batch : 1;
-    nx = 0;
     /* x is read only for dvalues; dx has the shape of x */
     if (dvalues) SLA_TRY(sla_check_block(__func__, "x", x, xbatch, n, k, &nx));
     if (dx) SLA_TRY(sla_check_block(__func__, "dx", dx, xbatch, n, k, &nx));
