@@ -1,7 +1,11 @@
 /* Rutherford–Boeing files through SuiteSparse's RBio (RBread, 64-bit integer version). */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <RBio.h>
 
@@ -67,6 +71,112 @@ static sla_status csc_to_coo(SuiteSparse_long nrow, SuiteSparse_long ncol, Suite
     return SLA_OK;
 }
 
+/* ---- fixed-width fields --------------------------------------------------------------------
+ * RBio reads values as blank-separated tokens, but Rutherford–Boeing data are Fortran
+ * fixed-width fields that may touch ("4.00000000E+00-1.00000000E+00", as in the Harwell–Boeing
+ * g20.rua). When RBio fails on the data, the file is copied with one blank between fields (the
+ * widths come from the header's Fortran formats, e.g. (16I5), (5E15.8), (1P4D20.12)) and RBio
+ * reads the copy. */
+
+/* Fields per line and field width of a Fortran format such as "(1P,5E15.8)"; 0 on failure. */
+static int fortran_format(const char *fmt, int *count, int *width)
+{
+    const char *p = strchr(fmt, '(');
+    if (!p) return 0;
+    p++;
+    while (*p == ' ') p++;
+    const char *q = p;
+    while (isdigit((unsigned char)*q)) q++;
+    if (q > p && (*q == 'P' || *q == 'p')) {           /* scale factor: skip "1P" and a comma */
+        p = q + 1;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    *count = isdigit((unsigned char)*p) ? (int)strtol(p, (char **)&p, 10) : 1;
+    if (!strchr("IiEeDdFfGg", *p) || !*p) return 0;
+    p++;
+    *width = (int)strtol(p, NULL, 10);
+    return *count > 0 && *width > 0;
+}
+
+/* Copies `lines` data lines of f to out, splitting each into fields of `width` characters. */
+static int respace(FILE *f, FILE *out, long lines, int count, int width, char *buf, size_t cap)
+{
+    for (long l = 0; l < lines; l++) {
+        if (!fgets(buf, (int)cap, f)) return 0;
+        size_t len = strcspn(buf, "\r\n");
+        for (int k = 0; k < count && (size_t)k * (size_t)width < len; k++) {
+            for (size_t c = (size_t)k * (size_t)width; c < (size_t)(k + 1) * (size_t)width && c < len; c++)
+                fputc(buf[c] == 'D' || buf[c] == 'd' ? 'E' : buf[c], out);
+            fputc(' ', out);
+        }
+        fputc('\n', out);
+    }
+    return 1;
+}
+
+/* Writes the respaced copy of path into a new temporary file; returns its name in tmp. */
+static int respaced_copy(const char *path, char *tmp, size_t tmpcap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[1024], fmt[4][24] = {{0}};
+    long crd[5] = {0};
+    int ok = 1;
+    char *l1 = fgets(buf, sizeof buf, f) ? buf : NULL;          /* title and key */
+    snprintf(tmp, tmpcap, "/tmp/sla-rb-XXXXXX");
+    int fd = l1 ? mkstemp(tmp) : -1;
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    ok = out != NULL;
+    if (ok) fputs(buf, out);
+    ok = ok && fgets(buf, sizeof buf, f) &&
+         sscanf(buf, "%ld %ld %ld %ld %ld", &crd[0], &crd[1], &crd[2], &crd[3], &crd[4]) >= 4;
+    if (ok) fputs(buf, out);
+    ok = ok && fgets(buf, sizeof buf, f);                          /* type and sizes */
+    if (ok) fputs(buf, out);
+    ok = ok && fgets(buf, sizeof buf, f);                          /* formats: A16 A16 A20 A20 */
+    if (ok) {
+        fputs(buf, out);
+        memcpy(fmt[0], buf, 16);
+        memcpy(fmt[1], buf + 16, 16);
+        memcpy(fmt[2], buf + 32, 20);
+    }
+    if (ok && crd[4] > 0) ok = fgets(buf, sizeof buf, f) && fputs(buf, out) >= 0;
+    int n[3], w[3];
+    for (int s = 0; ok && s < 3; s++) {
+        if (crd[s + 1] == 0) continue;
+        ok = fortran_format(fmt[s], &n[s], &w[s]) && respace(f, out, crd[s + 1], n[s], w[s], buf, sizeof buf);
+    }
+    fclose(f);
+    if (out && fclose(out) != 0) ok = 0;
+    if (!ok && fd >= 0) unlink(tmp);
+    return ok;
+}
+
+static SuiteSparse_long rb_read_any(const char *path, char title[73], char key[9], char mtype[4],
+                                    SuiteSparse_long *nrow, SuiteSparse_long *ncol,
+                                    SuiteSparse_long *mkind, SuiteSparse_long *skind,
+                                    SuiteSparse_long **Ap, SuiteSparse_long **Ai, double **Ax,
+                                    double **Az)
+{
+    SuiteSparse_long asize = 0, znz = 0, *Zp = NULL, *Zi = NULL;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", path);    /* RBread takes a non-const name */
+    SuiteSparse_long rc = RBread(name, 1, 0, title, key, mtype, nrow, ncol, mkind, skind, &asize,
+                                 &znz, Ap, Ai, Ax, Az, &Zp, &Zi);
+    if (rc == RBIO_CP_IOERROR || rc == RBIO_ROW_IOERROR || rc == RBIO_VALUE_IOERROR) {
+        char tmp[64];
+        if (respaced_copy(path, tmp, sizeof tmp)) {
+            SuiteSparse_long rc2 = RBread(tmp, 1, 0, title, key, mtype, nrow, ncol, mkind, skind,
+                                          &asize, &znz, Ap, Ai, Ax, Az, &Zp, &Zi);
+            unlink(tmp);
+            if (rc2 >= 0) rc = rc2;
+        }
+    }
+    SuiteSparse_free(Zp);
+    SuiteSparse_free(Zi);
+    return rc;
+}
+
 sla_status sla_rb_read(const char *path, sla_coo **out)
 {
     SLA_CHECK_ARG(out, "out is NULL");
@@ -76,13 +186,10 @@ sla_status sla_rb_read(const char *path, sla_coo **out)
     if (!f) return SLA_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
     fclose(f);
     char title[73], key[9], mtype[4];
-    SuiteSparse_long nrow = 0, ncol = 0, mkind = 0, skind = 0, asize = 0, znz = 0;
-    SuiteSparse_long *Ap = NULL, *Ai = NULL, *Zp = NULL, *Zi = NULL;
+    SuiteSparse_long nrow = 0, ncol = 0, mkind = 0, skind = 0, *Ap = NULL, *Ai = NULL;
     double *Ax = NULL, *Az = NULL;
-    char name[4096];
-    snprintf(name, sizeof name, "%s", path);    /* RBread takes a non-const name */
-    SuiteSparse_long rc = RBread(name, 1, 0, title, key, mtype, &nrow, &ncol, &mkind, &skind,
-                                 &asize, &znz, &Ap, &Ai, &Ax, &Az, &Zp, &Zi);
+    SuiteSparse_long rc = rb_read_any(path, title, key, mtype, &nrow, &ncol, &mkind, &skind, &Ap,
+                                      &Ai, &Ax, &Az);
     sla_status st;
     if (rc < 0)
         st = SLA_FAIL(rc == RBIO_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EPARSE, "%s: %s (RBio %ld)", path,
@@ -92,8 +199,6 @@ sla_status sla_rb_read(const char *path, sla_coo **out)
     SuiteSparse_free(Ai);
     SuiteSparse_free(Ax);
     SuiteSparse_free(Az);
-    SuiteSparse_free(Zp);
-    SuiteSparse_free(Zi);
     return st;
 }
 
