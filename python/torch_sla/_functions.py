@@ -109,40 +109,17 @@ class SpMV(Function):
     def backward(ctx, g):
         values, x = ctx.saved_tensors
         need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        dv = torch.zeros_like(values) if need_v else None
-        dx = torch.zeros_like(x) if need_x else None
-        if (need_v or need_x) and g.numel() and x.numel():
+        run = (need_v or need_x) and g.numel() and x.numel()
+        alloc = torch.empty_like if run else torch.zeros_like      # the VJP overwrites
+        dv = alloc(values) if need_v else None
+        dx = alloc(x) if need_x else None
+        if run:
             g = g.contiguous()
             A = matrix_view(ctx.pattern, values)
-            if _HAVE_SPMV_VJP:
-                check(lib.sla_spmv_vjp(ctx.op, 1.0, ctypes.byref(A), x.data_ptr(),
-                                       ctx.x_batched, x.shape[-1], g.data_ptr(),
-                                       dx.data_ptr() if need_x else None,
-                                       dv.data_ptr() if need_v else None))
-            else:
-                _spmv_vjp_composed(ctx, A, values, x, g, dx, dv)
+            check(lib.sla_spmv_vjp(ctx.op, 1.0, ctypes.byref(A), x.data_ptr(), ctx.x_batched,
+                                   x.shape[-1], g.data_ptr(), dx.data_ptr() if need_x else None,
+                                   dv.data_ptr() if need_v else None))
         return dv, dx, None, None, None
-
-
-_HAVE_SPMV_VJP = lib.has("sla_spmv_vjp")
-
-
-def _spmv_vjp_composed(ctx, A, values, x, g, dx, dv):
-    """The SpMV adjoint from two C primitives, for a libsla that predates sla_spmv_vjp:
-    dx = op(A)ᵀ g (sla_spmv), dvalues = pattern-restricted outer product (sla_pattern_outer_add).
-    """
-    B, k, op = values.shape[0], x.shape[-1], ctx.op
-    code = DTYPE_CODE[values.dtype]
-    if dx is not None:
-        opT = 1 - op
-        tmp = dx if ctx.x_batched or B == 1 else values.new_empty(B, *x.shape)
-        check(lib.sla_spmv(opT, 1.0, ctypes.byref(A), g.data_ptr(), 1, k, 0.0, tmp.data_ptr()))
-        if tmp is not dx:
-            dx.copy_(tmp.sum(0))
-    if dv is not None:
-        u, ub, v, vb = (g, 1, x, ctx.x_batched) if op == SLA_OP_N else (x, ctx.x_batched, g, 1)
-        check(lib.sla_pattern_outer_add(ctx.pattern.ptr, code, B, 1.0, u.data_ptr(), ub,
-                                        v.data_ptr(), vb, k, dv.data_ptr()))
 
 
 def _keep_pin(ctx, solver, pin, ninputs):
