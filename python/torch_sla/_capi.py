@@ -125,6 +125,7 @@ _PROTOTYPES = {
     "sla_solver_logdet": (c_int, [c_void_p, P(c_double), P(c_double)]),
     "sla_solver_logdet_grad": (c_int, [c_void_p, P(c_double), c_void_p]),
     "sla_solver_describe": (c_char_p, [c_void_p]),
+    "sla_solver_method": (c_int, [c_void_p]),
     "sla_solver_free": (None, [P(c_void_p)]),
     "sla_backend_count": (c_int64, []),
     "sla_backend_get": (c_int, [c_int64, P(BackendInfoC)]),

@@ -76,3 +76,25 @@ def dense_of(row, col, val, shape):
     out.index_put_((torch.arange(B.shape[0])[:, None], row[None, :], col[None, :]), B,
                    accumulate=True)
     return out.reshape(*shape)
+
+
+def symmetric_param(row, col, val, duplicates=2):
+    """A symmetric matrix as a function of its lower triangle, for gradchecks of methods that
+    read one triangle (cholesky, ldlt, ...): returns (R, C, expand, v0) with expand(v) the COO
+    values for indices R, C (each off-diagonal entry stored in both triangles, the first
+    `duplicates` lower entries split into two duplicate COO entries) and v0 the parameters."""
+    lower = row >= col
+    r, c, v0 = row[lower], col[lower], val[lower]
+    off = r != c
+    ids = torch.arange(r.numel())
+    R = torch.cat([r, c[off], r[:duplicates]])
+    C = torch.cat([c, r[off], c[:duplicates]])
+    idx = torch.cat([ids, ids[off], ids[:duplicates]])
+    w = torch.ones(idx.numel(), dtype=val.dtype)
+    w[:duplicates] = 0.25
+    w[-duplicates:] = 0.75 if duplicates else w[-duplicates:]
+
+    def expand(v):
+        return v[..., idx] * w
+
+    return R, C, expand, v0.clone()

@@ -5,7 +5,7 @@ from torch.autograd import gradcheck
 
 import torch_sla
 from torch_sla import SparseTensor
-from conftest import needs_method, poisson2d, random_sparse
+from conftest import needs_method, poisson2d, random_sparse, symmetric_param
 
 f64 = torch.float64
 pytestmark = needs_method("auto")
@@ -42,11 +42,16 @@ def test_gradcheck_logdet_and_det(method):
     needs = needs_method(method)
     if needs.args[0]:
         pytest.skip(needs.kwargs["reason"])
-    spd = method in ("auto", "cholesky", "ldlt")
-    row, col, val = with_duplicates(*random_sparse(6, seed=8, spd=spd))
+    if method in ("auto", "cholesky", "ldlt"):
+        row, col, expand, val = symmetric_param(*random_sparse(6, seed=8, spd=True))
+    else:
+        row, col, val = with_duplicates(*random_sparse(6, seed=8))
+        expand = lambda v: v
     v = val.clone().requires_grad_()
-    assert gradcheck(lambda v: SparseTensor(v, row, col, (6, 6)).logdet(method=method), (v,))
-    assert gradcheck(lambda v: SparseTensor(v, row, col, (6, 6)).det(method=method), (v,))
+    assert gradcheck(lambda v: SparseTensor(expand(v), row, col, (6, 6)).logdet(method=method),
+                     (v,))
+    assert gradcheck(lambda v: SparseTensor(expand(v), row, col, (6, 6)).det(method=method),
+                     (v,))
 
 
 def test_gradient_is_inverse_transpose_on_pattern():
@@ -58,14 +63,13 @@ def test_gradient_is_inverse_transpose_on_pattern():
 
 
 def test_batched_logdet_and_gradcheck():
-    row, col, val = random_sparse(5, seed=6, spd=True)
-    vb = val.repeat(2, 3, 1) * torch.tensor([[1.0, 2.0, 3.0], [0.5, 1.5, 2.5]],
-                                            dtype=f64)[..., None]
-    A = SparseTensor(vb, row, col, (2, 3, 5, 5))
+    row, col, expand, val = symmetric_param(*random_sparse(5, seed=6, spd=True))
+    scale = torch.tensor([[1.0, 2.0, 3.0], [0.5, 1.5, 2.5]], dtype=f64)[..., None]
+    A = SparseTensor(expand(val.repeat(2, 3, 1) * scale), row, col, (2, 3, 5, 5))
     assert A.logdet().shape == (2, 3)
     assert torch.allclose(A.logdet(), torch.logdet(A.to_dense()), rtol=1e-12)
-    v = vb.clone().requires_grad_()
-    assert gradcheck(lambda v: SparseTensor(v, row, col, (2, 3, 5, 5)).logdet(), (v,))
+    v = (val.repeat(2, 3, 1) * scale).requires_grad_()
+    assert gradcheck(lambda v: SparseTensor(expand(v), row, col, (2, 3, 5, 5)).logdet(), (v,))
 
 
 def test_iterative_method_refused():

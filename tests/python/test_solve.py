@@ -11,7 +11,8 @@ from torch.autograd import gradcheck
 
 import torch_sla
 from torch_sla import SparseTensor
-from conftest import DIRECT, ITERATIVE, dense_of, needs_method, poisson2d, random_sparse
+from conftest import (DIRECT, ITERATIVE, dense_of, needs_method, poisson2d, random_sparse,
+                      symmetric_param)
 
 f64 = torch.float64
 SYMMETRIC_METHODS = ("cholesky", "ldlt", "cg", "minres")
@@ -23,18 +24,18 @@ def opts(method):
 
 
 def system(method, n=6, seed=0):
-    """A matrix suited to the method (SPD for symmetric methods, unsymmetric otherwise), with
-    duplicate COO entries, in random order."""
+    """(row, col, expand, v0): a matrix suited to the method as a function of parameters v0,
+    with duplicate COO entries in random order. Symmetric methods read one triangle, so their
+    matrices are parametrized by the lower triangle (a perturbation keeps them symmetric);
+    unsymmetric ones by every entry."""
     if method in SYMMETRIC_METHODS or method == "auto":
-        row, col, val = random_sparse(n, seed=seed, spd=True)
-    else:
-        row, col, val = random_sparse(n, seed=seed)
-    # split the first two entries into duplicates (same matrix)
+        return symmetric_param(*random_sparse(n, seed=seed, spd=True))
+    row, col, val = random_sparse(n, seed=seed)
     row = torch.cat([row, row[:2]])
     col = torch.cat([col, col[:2]])
     val = torch.cat([val[:2] * 0.25, val[2:], val[:2] * 0.75])
     p = torch.randperm(row.numel(), generator=torch.Generator().manual_seed(seed))
-    return row[p], col[p], val[p]
+    return row[p], col[p], (lambda v: v), val[p]
 
 
 def scaled_residual(D, x, b):
@@ -72,10 +73,11 @@ def test_gradcheck_values_and_rhs(method):
     needs = needs_method(method)
     if needs.args[0]:
         pytest.skip(needs.kwargs["reason"])
-    row, col, val = system(method)
+    row, col, expand, val = system(method)
     v = val.clone().requires_grad_()
     b = torch.randn(6, 2, dtype=f64, requires_grad=True)
-    fn = lambda v, b: SparseTensor(v, row, col, (6, 6)).solve(b, method=method, **opts(method))
+    fn = lambda v, b: SparseTensor(expand(v), row, col, (6, 6)).solve(b, method=method,
+                                                                      **opts(method))
     assert gradcheck(fn, (v, b), atol=1e-6 if method in ITERATIVE else 1e-5)
 
 
@@ -84,16 +86,16 @@ def test_gradcheck_batched(method):
     needs = needs_method(method)
     if needs.args[0]:
         pytest.skip(needs.kwargs["reason"])
-    row, col, val = system(method, n=5)
-    vb = (val + 0.05 * torch.randn(3, val.numel(), dtype=f64,
-                                   generator=torch.Generator().manual_seed(2)))
+    row, col, expand, val = system(method, n=5)
+    vb = val + 0.05 * torch.randn(3, val.numel(), dtype=f64,
+                                  generator=torch.Generator().manual_seed(2))
     if method in SYMMETRIC_METHODS or method == "auto":
         vb = val.repeat(3, 1) * torch.tensor([[1.0], [1.5], [2.0]], dtype=f64)   # keeps SPD
     vb.requires_grad_()
     bb = torch.randn(3, 5, dtype=f64, requires_grad=True)
     bs = torch.randn(5, dtype=f64, requires_grad=True)                 # shared by the batch
-    fn = lambda v, b: SparseTensor(v, row, col, (3, 5, 5)).solve(b, method=method,
-                                                                 **opts(method))
+    fn = lambda v, b: SparseTensor(expand(v), row, col, (3, 5, 5)).solve(b, method=method,
+                                                                         **opts(method))
     assert gradcheck(fn, (vb, bb), atol=1e-6)
     assert gradcheck(fn, (vb, bs), atol=1e-6)
 
@@ -103,8 +105,8 @@ def test_batched_and_multi_rhs_forward(method):
     needs = needs_method(method)
     if needs.args[0]:
         pytest.skip(needs.kwargs["reason"])
-    row, col, val = system(method, n=7)
-    vb = (val.repeat(4, 1) * torch.arange(1.0, 5.0, dtype=f64)[:, None]).reshape(2, 2, -1)
+    row, col, expand, val = system(method, n=7)
+    vb = (expand(val).repeat(4, 1) * torch.arange(1.0, 5.0, dtype=f64)[:, None]).reshape(2, 2, -1)
     A = SparseTensor(vb, row, col, (2, 2, 7, 7))
     D = A.to_dense()
     b = torch.randn(2, 2, 7, 3, dtype=f64)
@@ -337,3 +339,24 @@ def test_solves_from_several_threads():
     for th in threads:
         th.join()
     assert not errors
+
+
+@needs_method("cholesky")
+def test_cached_symmetric_solver_refuses_unsymmetric_values():
+    """Cholesky reads one triangle: new values that are not symmetric must not be refactored
+    silently (a fresh create raises libsla's message; 'auto' chooses again)."""
+    torch_sla.clear_solver_cache()
+    row, col, val = random_sparse(8, seed=21, spd=True)
+    b = torch.randn(8, dtype=f64)
+    SparseTensor(val, row, col, (8, 8)).solve(b, method="cholesky")
+    SparseTensor(val, row, col, (8, 8)).solve(b)                       # auto → cholesky
+    bad = val.clone()
+    off = (row != col).nonzero()[0, 0]
+    bad[off] += 0.5
+    with pytest.raises(ValueError):
+        SparseTensor(bad, row, col, (8, 8)).solve(b, method="cholesky")
+    if torch_sla.method_available("lu"):
+        A = SparseTensor(bad, row, col, (8, 8))
+        x, info = A.solve(b, return_info=True)
+        assert info.method != "cholesky"
+        assert torch.allclose(A.to_dense() @ x, b, atol=1e-12)
