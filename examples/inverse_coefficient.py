@@ -15,8 +15,14 @@ an interior node. A boundary node's κ is therefore seen through its single face
 interior, and the four corner nodes are not seen at all (their gradient is the regulariser's
 alone; κ* = 1 there and they start at 1).
 
+Solver: every step builds A(κ) on the same pattern, so torch_sla refactors one cached solver
+(numeric work only) and the backward reuses its factors for the adjoint solve. The default
+method is KLU: its refactorization keeps the pivot order, and for this 3844-unknown matrix it
+measured 1.7 ms against 4.6–6.7 ms for CHOLMOD's supernodal Cholesky, 3.1 ms for MUMPS LDLᵀ
+and 4.8 ms for UMFPACK (--method cholesky, ldlt, lu, cg, ... select the others).
+
 Run:  PYTHONPATH=python /usr/bin/python3 examples/inverse_coefficient.py [--steps N] [--size S]
-      [--method cholesky|ldlt|lu|cg|...] [--out inverse_coefficient.png] [--lr 0.05]
+      [--method klu|cholesky|ldlt|lu|cg|...] [--out inverse_coefficient.png] [--lr 0.05]
 """
 import argparse
 import math
@@ -85,7 +91,9 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=2000, help="Adam steps (default 2000)")
     ap.add_argument("--lr", type=float, default=0.05, help="Adam learning rate (default 0.05)")
     ap.add_argument("--reg", type=float, default=1e-4, help="regularisation weight (1e-4)")
-    ap.add_argument("--method", default="cholesky", help="torch_sla solve method (cholesky)")
+    ap.add_argument("--method", default="klu",
+                    help="torch_sla solve method (default klu: the fastest refactorization for "
+                         "this 3844-unknown matrix, see the module docstring)")
     ap.add_argument("--out", default="inverse_coefficient.png", help="PNG path ('' = none)")
     ap.add_argument("--print-every", type=int, default=100)
     args = ap.parse_args(argv)
@@ -111,6 +119,7 @@ def main(argv=None):
           f"method {args.method}, Adam lr {args.lr}, {args.steps} steps "
           f"(libsla {torch_sla.__version__}, {torch.get_num_threads()} torch threads)")
     losses = []
+    k_true_norm = torch.linalg.norm(k_true)
     t0 = time.perf_counter()
     for step in range(1, args.steps + 1):
         opt.zero_grad(set_to_none=True)
@@ -125,7 +134,9 @@ def main(argv=None):
         opt.step()
         losses.append(float(loss))
         if step % args.print_every == 0 or step == 1 or step == args.steps:
-            print(f"  step {step:5d}  loss {losses[-1]:.6e}  misfit {float(misfit):.3e}")
+            k_rel = float(torch.linalg.norm(k2.detach() - k_true) / k_true_norm)
+            print(f"  step {step:5d}  loss {losses[-1]:.6e}  misfit {float(misfit):.3e}  "
+                  f"kappa error {100 * k_rel:.3f} %")
     wall = time.perf_counter() - t0
 
     with torch.no_grad():
