@@ -13,7 +13,8 @@ Each (implementation, k) runs in its own process under an address-space limit
 before the forward (reset through /proc/self/clear_refs when the kernel allows it, else the
 process's whole-life peak), and a run that exceeds the limit is recorded as out of memory.
 
-Prints one JSON object. Run: /usr/bin/python3 bench/adjoint_memory.py [--grid 316]
+A run that exceeds the limit is also estimated by extrapolating the naive runs that fitted
+(linear in k: the graph grows by the same amount per iteration). Prints one JSON object. Run: /usr/bin/python3 bench/adjoint_memory.py [--grid 316]
 [--iters 10 100 1000 2000] [--limit-gb 6]
 """
 import argparse
@@ -159,6 +160,19 @@ def run_case(impl, k, grid, limit_gb, timeout):
             "error": err}
 
 
+def _naive_estimate(runs, k):
+    """Extra memory (MB) of the naive run at k iterations, extrapolated linearly in k from the
+    naive runs that fitted under the limit (the graph grows by the same amount every
+    iteration); None with fewer than two such runs."""
+    ok = [(r["iterations"], r["extra_mb"]) for r in runs
+          if r["impl"] == "naive" and r.get("status") == "ok"]
+    if len(ok) < 2:
+        return None
+    (k0, m0), (k1, m1) = ok[-2], ok[-1]
+    slope = (m1 - m0) / (k1 - k0)
+    return m1 + slope * (k - k1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--grid", type=int, default=316)
@@ -189,10 +203,15 @@ def main():
                               "time": (b["forward_s"] + b["backward_s"]) /
                                       (a["forward_s"] + a["backward_s"])}
         elif a.get("status") == "ok" and b.get("status") == "out of memory":
-            ratios[str(k)] = {"naive": f"out of memory under {args.limit_gb} GB",
-                              "extra_memory_lower_bound":
-                                  (args.limit_gb * 1024 - b.get("baseline_rss_mb", 0)) /
-                                  max(a["extra_mb"], 1e-3)}
+            est = _naive_estimate(runs, k)
+            r = {"naive": f"out of memory under {args.limit_gb} GB",
+                 "extra_memory_lower_bound": (args.limit_gb * 1024 - b.get("baseline_rss_mb", 0))
+                 / max(a["extra_mb"], 1e-3)}
+            if est is not None:
+                r.update(naive_extra_mb_estimated=est, naive_peak_rss_mb_estimated=est +
+                         a["baseline_rss_mb"], extra_memory_estimated=est / max(a["extra_mb"], 1e-3),
+                         peak_rss_estimated=(est + a["baseline_rss_mb"]) / a["peak_rss_mb"])
+            ratios[str(k)] = r
     n = args.grid ** 2
     print(json.dumps({
         "benchmark": "adjoint_memory",
