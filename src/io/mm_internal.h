@@ -1,0 +1,98 @@
+/* Matrix Market internals shared by src/io/mm_*.c: the text cursor, number scanners, the
+ * header parser and the raw byte sources (file, gzip). Not installed. */
+#ifndef SLA_MM_INTERNAL_H
+#define SLA_MM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+
+/* ---- cursor over the text being parsed (mm_text.c) ---- */
+
+/** Position in a text of known length (not NUL-terminated: sla_mm_read_buffer borrows the
+ *  caller's bytes). `line` is the 1-based line of `p`; `name` and `func` go into messages. */
+typedef struct mm_cursor {
+    const char *p, *end;
+    int64_t line;
+    const char *name;        /**< file name, or "(buffer)" */
+    const char *func;        /**< public function reported in messages */
+} mm_cursor;
+
+/** Raises SLA_EPARSE with the message "NAME:LINE: what". */
+sla_status mm_fail(const mm_cursor *c, int64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Skips blank and comment lines (first non-blank character '%'). Returns 1 with c->p on the
+ *  first non-blank character of a data line, 0 at the end of the text. */
+int mm_next_data_line(mm_cursor *c);
+
+/** After the last number of a line: only blanks may follow before the newline (consumed) or
+ *  the end of the text; otherwise SLA_EPARSE "unexpected 'TOKEN' after the WHAT". */
+sla_status mm_end_line(mm_cursor *c, const char *what);
+
+/** Copies the token at p (up to a blank, a newline or the end, at most size − 1 characters,
+ *  unprintable bytes as '?') into buf, for messages. Returns buf. */
+const char *mm_token(const char *p, const char *end, char *buf, size_t size);
+
+/* ---- numbers (mm_number.c) ---- */
+
+typedef enum mm_num {
+    MM_NUM_OK = 0,
+    MM_NUM_MISSING,          /**< no token before the end of the line */
+    MM_NUM_BAD,              /**< the token is not a number of the wanted kind */
+    MM_NUM_RANGE,            /**< a number, but out of range (int64, or finite double) */
+    MM_NUM_LONG              /**< longer than MM_NUM_MAX_CHARS */
+} mm_num;
+
+#define MM_NUM_MAX_CHARS 500
+
+/** Scans a decimal integer (optional sign) ending at a blank, a newline or the end, after
+ *  skipping blanks. On MM_NUM_OK *p moves past it; otherwise *p is left on the token (or the
+ *  end of the line) so that the caller can quote it. */
+mm_num mm_scan_int64(const char **p, const char *end, int64_t *v);
+
+/** As mm_scan_int64 for a decimal floating-point number (digits, optional '.', optional
+ *  exponent) or inf, infinity, nan (any case, optional sign); correctly rounded. A finite
+ *  number beyond the double range gives MM_NUM_RANGE; one below it rounds to 0 or a
+ *  subnormal. Hexadecimal and Fortran 'D' exponents are refused. */
+mm_num mm_scan_double(const char **p, const char *end, double *v);
+
+/* ---- header (mm_header.c) ---- */
+
+typedef struct mm_header {
+    sla_mm_field field;
+    sla_mm_symmetry symmetry;
+    int is_array;
+    int64_t nrows, ncols;
+    int64_t nstored;         /**< entries declared (coordinate) or values expected (array) */
+} mm_header;
+
+/** Parses the banner and the size line; on success c->p is at the start of the line after the
+ *  size line. */
+sla_status mm_parse_header(mm_cursor *c, mm_header *h);
+
+/* ---- byte sources (mm_source.c) ---- */
+
+/** Reads a whole file into a new buffer (sla_malloc'ed, free with sla_free).
+ *  @return SLA_OK, SLA_EIO naming the file and strerror, SLA_ENOMEM. */
+sla_status mm_load_file(const char *path, const char *func, char **buf, size_t *len);
+
+/** 1 if the bytes start with the gzip magic number 1f 8b. */
+int mm_is_gzip(const char *data, size_t len);
+
+/** Decompresses gzip data (one or more members) into a new buffer.
+ *  @return SLA_OK, SLA_EIO (corrupt or truncated data, naming `name`), SLA_ENOMEM. */
+sla_status mm_gunzip(const char *data, size_t len, const char *name, const char *func,
+                     char **out, size_t *outlen);
+
+/* ---- reader entry point shared by the public functions (mm_read.c) ---- */
+
+/** Parses text (plain or gzip) into a new COO matrix; messages name `name` and `func`. */
+sla_status mm_read_text(const char *text, size_t len, const char *name, const char *func,
+                        sla_coo **out);
+
+/** Loads and parses a file; messages name `func`. */
+sla_status mm_read_path(const char *path, const char *func, sla_coo **out);
+
+#endif
