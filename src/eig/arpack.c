@@ -28,17 +28,17 @@ static void ws_free(arpack_ws *w)
     sla_free(w->d); sla_free(w->Z); sla_free(w->select);
 }
 
-static const char *arpack_which(const eig_lanczos_opts *o)
+static const char *arpack_which(eig_want w)
 {
-    if (o->shift_invert) return "LM";
-    return o->want == EIG_WANT_LA ? "LA" : o->want == EIG_WANT_SA ? "SA" : "LM";
+    return w == EIG_WANT_LA ? "LA" : w == EIG_WANT_SA ? "SA" : "LM";
 }
 
-/* One batch element: Pb has batch 1, op its operator. X (n × k) and lambda receive the result
- * (unconverged columns stay zero). */
-static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_opts *o,
-                          int64_t k, const double *v0, double *lambda, double *X,
-                          int64_t *nconv, int64_t *iters, uint64_t seed)
+/* One batch element: Pb has batch 1, op its operator (sigma: the shift of a shift-invert op,
+ * NAN in regular mode). X (n × k) receives the eigenvectors (unconverged columns stay zero; the
+ * eigenvalues are the Rayleigh quotients computed afterwards for every method). */
+static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_opts *o, double sigma,
+                          int64_t k, const double *v0, double *X, int64_t *nconv, int64_t *iters,
+                          uint64_t seed)
 {
     a_int n = (a_int)Pb->n, nev = (a_int)k, ncv = (a_int)o->ncv;
     a_int lworkl = ncv * (ncv + 8);
@@ -59,13 +59,14 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
     /* ARPACK's test ‖r‖ ≤ tol·|θ| on OP; shift-invert: ‖A x − λ x‖ ≤ ‖A − σI‖·‖r‖/|θ|, so
      * tol·‖A‖₁/(‖A‖₁ + |σ|) gives the same true-residual target as the built-in Lanczos */
     double normA = Pb->norm1[0];
-    double tol = o->shift_invert ? o->tol * normA / (normA + fabs(o->sigma)) : o->tol;
+    int si = !isnan(sigma);
+    double tol = si ? o->tol * normA / (normA + fabs(sigma)) : o->tol;
     a_int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1;
     iparam[0] = 1;                       /* exact shifts */
     iparam[2] = (a_int)o->maxiter;
     iparam[3] = 1;
-    iparam[6] = o->shift_invert ? 3 : 1;
-    const char *which = arpack_which(o);
+    iparam[6] = si ? 3 : 1;
+    const char *which = arpack_which(o->want);
     sla_status st = SLA_OK;
     debug_c(6, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     for (;;) {
@@ -83,22 +84,20 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
         st = SLA_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
     if (st == SLA_OK && iparam[4] > 0) {
         a_int ierr = 0;
-        dseupd_c(1, "A", w.select, w.d, w.Z, n, o->sigma, "I", n, which, nev, tol, w.resid, ncv,
+        dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, "I", n, which, nev, tol, w.resid, ncv,
                  w.V, n, iparam, ipntr, w.workd, w.workl, lworkl, &ierr);
         if (ierr != 0) st = SLA_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
         a_int nc = iparam[4] < nev ? iparam[4] : nev;
-        for (a_int j = 0; j < nc && st == SLA_OK; j++) {
-            lambda[j] = w.d[j];
+        for (a_int j = 0; j < nc && st == SLA_OK; j++)
             memcpy(X + (int64_t)j * n, w.Z + (int64_t)j * n, sizeof(double) * (size_t)n);
-        }
         *nconv = nc;
     }
     ws_free(&w);
     return st;
 }
 
-sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o,
-                      const sla_solver_options *fopt, eig_result *R)
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *sit,
+                      eig_result *R)
 {
     int64_t n = P->n, k = R->k;
     if (o->ncv <= k || o->ncv > n)
@@ -118,24 +117,26 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o,
         eig_spmv_ctx sc = {&Pb, 1.0};
         eig_shifted S = {0};
         sla_solver *s = NULL;
-        if (o->shift_invert) {
-            double used;
+        double sigma = NAN;
+        if (sit && P->batch == 1) {
+            /* the plan's factorization is this element's */
+            sigma = sit->sigma[0];
+            eig_op_solver(&op, n, 1, sit->solver);
+        } else if (sit) {
             st = eig_shifted_init(&Pb, &S);
-            if (st == SLA_OK) st = eig_factor_shift(&Pb, &S, o->sigma, fopt, &s, &used);
+            if (st == SLA_OK)
+                st = eig_factor(&Pb, &S, sit->sigma + b, sit->sgn, sit->fopt, sit->verified, &s, &sigma);
             if (st == SLA_OK) {
                 R->factorizations++;
-                R->sigma = used;
                 eig_op_solver(&op, n, 1, s);
             }
         } else {
             eig_op_spmv(&op, &sc);
         }
         int64_t iters = 0;
-        eig_lanczos_opts ob = *o;
-        if (o->shift_invert) ob.sigma = R->sigma;
         if (st == SLA_OK)
-            st = run_one(&Pb, &op, &ob, k, o->v0 ? o->v0 + b * n * o->nv0 : NULL,
-                         R->lambda + b * k, R->X + b * k * n, &R->nconv[b], &iters, eig_seed(b));
+            st = run_one(&Pb, &op, o, sigma, k, o->v0 ? o->v0 + b * n * o->nv0 : NULL,
+                         R->X + b * k * n, &R->nconv[b], &iters, eig_seed(b));
         R->op_apps += op.count;
         if (iters > R->restarts) R->restarts = iters;
         eig_op_free(&op);
@@ -145,14 +146,14 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o,
     pthread_mutex_unlock(&arpack_lock);
     R->iterations = R->restarts;
     if (st == SLA_OK)
-        snprintf(R->what, sizeof R->what, "ARPACK dsaupd (ncv %lld, mode %d) on %s, batch "
-                 "elements serial", (long long)o->ncv, o->shift_invert ? 3 : 1,
-                 o->shift_invert ? "(A − σI)⁻¹" : "A");
+        snprintf(R->what, sizeof R->what, "ARPACK dsaupd (ncv %lld, mode %d) on %s%s",
+                 (long long)o->ncv, sit ? 3 : 1, !sit ? "A" : sit->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
+                 P->batch > 1 ? ", batch elements one by one" : "");
     return st;
 }
 #else
-sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o,
-                      const sla_solver_options *fopt, eig_result *R)
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *sit,
+                      eig_result *R)
 {
     return SLA_FAIL(SLA_EUNSUPPORTED, "method arpack: this build of sla has no ARPACK "
                     "(install libarpack2-dev and reconfigure)");

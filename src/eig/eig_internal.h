@@ -54,13 +54,17 @@ typedef struct eig_shifted {
 } eig_shifted;
 
 sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S);
-/* values = A_b − shift[b]·I (shift [batch]). */
-void eig_shifted_set(const eig_problem *P, eig_shifted *S, const double *shift);
+/* values = sgn·(A_b − shift[b]·I) (shift [batch], sgn = ±1). */
+void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift);
 void eig_shifted_free(eig_shifted *S);
-/* Factorizes A − σI with fopt (NULL: auto). If it is singular (σ an eigenvalue), moves σ away
- * by 1e-10·‖A‖₁, then ×100, up to three times. *sigma_used is the shift factored. */
-sla_status eig_factor_shift(const eig_problem *P, eig_shifted *S, double sigma,
-                            const sla_solver_options *fopt, sla_solver **out, double *sigma_used);
+/* Factors sgn·(A_b − σ_b I) into *s: created on the first call (fopt, NULL: auto; cholesky = 1
+ * forces Cholesky, whose success proves sgn·(A − σI) SPD, and returns SLA_ENOTSPD otherwise),
+ * refactored on later calls (symbolic analysis reused). Unless cholesky, a singular result (σ an
+ * eigenvalue to working accuracy) is retried with σ moved by 1e-13·‖A‖₁, then ×100, three
+ * times. sigma_used [batch] receives the shifts factored. */
+sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
+                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      double *sigma_used);
 
 /* Small dense helpers (blockops.c). */
 uint64_t eig_seed(int64_t b);
@@ -115,20 +119,35 @@ typedef struct eig_lobpcg_opts {
 sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result *R);
 
 typedef enum eig_want { EIG_WANT_LA, EIG_WANT_SA, EIG_WANT_LM } eig_want;
+
+/* Shift-invert state: OP = (sgn·(A − σ_b I))⁻¹ from the factorization in solver, so that
+ * λ = σ_b + sgn/θ for a Ritz value θ of OP. verified: the factorization is a Cholesky one, which
+ * proves sgn·(A − σI) SPD: every eigenvalue lies on one side of σ (σ may then move closer). */
+typedef struct eig_si {
+    eig_shifted S;
+    sla_solver *solver;
+    const sla_solver_options *fopt;
+    double sgn;
+    int verified;
+    double *sigma;              /* [batch] */
+    int64_t factorizations;     /* numeric factorizations (each of the whole batch) */
+} eig_si;
+
 typedef struct eig_lanczos_opts {
     eig_want want;              /* order of the Ritz values θ of OP */
-    int shift_invert;           /* OP = (A − σI)⁻¹: λ = σ + 1/θ */
-    double sigma;
     int64_t block, ncv, maxiter;
     double tol;
     const double *v0;
     int64_t nv0;
+    int adaptive;               /* move a verified shift toward the spectrum */
 } eig_lanczos_opts;
-sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts *o,
+/* si NULL: regular mode on OP = op (SpMV). */
+sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_lanczos_opts *o,
                        eig_result *R);
-/* ARPACK: factors A_b − σI per batch element itself (shift_invert) with fopt. */
-sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o,
-                      const sla_solver_options *fopt, eig_result *R);
+/* ARPACK on the same modes: si_template gives sgn, verified (Cholesky) and the shifts; ARPACK
+ * factors each batch element itself (NULL: regular mode). */
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
+                      eig_result *R);
 
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);

@@ -98,12 +98,12 @@ static sla_status symmetry_error(const eig_problem *P, double rtol)
 
 typedef struct plan {
     sla_eigsh_method method;
-    int shift_invert;           /* Lanczos/ARPACK on (A − σI)⁻¹ */
-    double sigma;
-    eig_want want;              /* Lanczos/ARPACK regular mode */
+    int si_mode;                /* Lanczos/ARPACK on (sgn·(A − σI))⁻¹ (si below), else on A */
+    eig_si si;
+    eig_want want;              /* order of the Ritz values of the operator */
+    int adaptive;               /* the verified shift may move toward the spectrum */
     int lobpcg_ends;            /* LOBPCG: 1 = SA, 2 = LA, 3 = both (LM) */
     int64_t m, p, ncv;          /* LOBPCG block, Lanczos block, basis size */
-    sla_solver *factor;         /* the factorization already made by the SA trial, or NULL */
     char why[160];
 } plan;
 
@@ -156,36 +156,94 @@ static int iterative_fits(int64_t n, const plan *pl, int64_t k, sla_eigsh_method
     return pl->ncv >= k + pl->p && pl->ncv + pl->p <= n && pl->ncv > k;
 }
 
-/* SA with method auto: a successful Cholesky factorization of A proves A SPD, and then the
- * smallest eigenvalues are the ones nearest 0: shift-invert at σ = 0 with that factor. */
-static int try_cholesky(const eig_problem *P, const sla_eigsh_options *o, eig_shifted *S,
-                        sla_solver **s)
+/* Factors sgn·(A − σ_b I) for the plan: σ_b = sigma, or the Gershgorin bound of the side given
+ * by sgn (gersh = 1: below the spectrum for sgn = +1, above for −1) moved out by 1e-10·‖A‖₁.
+ * cholesky = 1: a verified shift (SLA_ENOTSPD if sgn·(A − σI) is not SPD). */
+static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn,
+                            double sigma, int gersh, int cholesky)
 {
-    sla_diag_info di;
-    if (sla_matrix_diag_info(&P->Ad, &di) != SLA_OK || di.missing || di.negative || di.zero)
-        return 0;
-    sla_solver_options so;
-    if (o->factor_options) so = *o->factor_options;
-    else sla_solver_options_init(&so);
-    so.method = SLA_METHOD_CHOLESKY;
-    if (eig_shifted_init(P, S) != SLA_OK) return 0;
-    double *shift = sla_calloc((size_t)P->batch, sizeof(double), "shifts");
-    if (!shift) return 0;
-    eig_shifted_set(P, S, shift);
-    sla_free(shift);
-    sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
-    if (sla_solver_create(&M, &so, s) != SLA_OK) { eig_shifted_free(S); sla_clear_error(); return 0; }
-    return 1;
+    eig_si *si = &pl->si;
+    if (!si->sigma) {
+        si->sigma = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
+        if (!si->sigma) return SLA_ENOMEM;
+        SLA_TRY(eig_shifted_init(P, &si->S));
+    }
+    double *want = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
+    if (!want) return SLA_ENOMEM;
+    for (int64_t b = 0; b < P->batch; b++)
+        want[b] = !gersh ? sigma : sgn > 0 ? P->gersh_lo[b] - 1e-10 * P->norm1[b]
+                                           : P->gersh_hi[b] + 1e-10 * P->norm1[b];
+    si->fopt = o->factor_options;
+    si->sgn = sgn;
+    si->verified = cholesky;
+    sla_solver_free(&si->solver);
+    sla_status st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma);
+    si->factorizations++;
+    sla_free(want);
+    if (st == SLA_OK) pl->si_mode = 1;
+    return st;
 }
 
-static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o, int64_t k,
-                                eig_shifted *S, plan *pl)
+/* A verified shift for an end of the spectrum: SA (sgn = +1) tries σ = 0 (A SPD) and then the
+ * Gershgorin lower bound; LA (sgn = −1) the Gershgorin upper bound. 1 on success. */
+static sla_status verified_end(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn)
+{
+    sla_status st = SLA_ENOTSPD;
+    if (sgn > 0) st = si_factor(P, o, pl, 1.0, 0.0, 0, 1);
+    if (st == SLA_ENOTSPD) {
+        sla_clear_error();
+        st = si_factor(P, o, pl, sgn, 0.0, 1, 1);
+    }
+    if (st == SLA_OK) {
+        pl->want = EIG_WANT_LA;       /* θ = 1/(sgn·(λ − σ)) > 0: the largest are the nearest */
+        pl->adaptive = 1;
+        snprintf(pl->why, sizeof pl->why, "%s: shift-invert at a shift %s the spectrum, proved by "
+                 "a Cholesky factorization", sgn > 0 ? "SA" : "LA", sgn > 0 ? "below" : "above");
+    }
+    return st;
+}
+
+static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o, plan *pl)
+{
+    if (!isnan(o->sigma)) {
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "sigma given: shift-invert");
+        return si_factor(P, o, pl, 1.0, o->sigma, 0, 0);
+    }
+    switch (o->which) {
+    case SLA_EIGSH_SA: return verified_end(P, o, pl, 1.0);
+    case SLA_EIGSH_LA: return verified_end(P, o, pl, -1.0);
+    case SLA_EIGSH_SM: {
+        /* SPD (or negative definite): SM is an end, with a verified shift at 0 */
+        sla_status st = si_factor(P, o, pl, 1.0, 0.0, 0, 1);
+        if (st == SLA_ENOTSPD) { sla_clear_error(); st = si_factor(P, o, pl, -1.0, 0.0, 0, 1); }
+        if (st == SLA_OK) {
+            pl->want = EIG_WANT_LA;
+            pl->adaptive = 1;
+            snprintf(pl->why, sizeof pl->why, "SM: A is %s definite (Cholesky), shift-invert at σ = 0",
+                     pl->si.sgn > 0 ? "positive" : "negative");
+            return st;
+        }
+        if (st != SLA_ENOTSPD) return st;
+        sla_clear_error();
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "SM: A indefinite, shift-invert at σ = 0");
+        return si_factor(P, o, pl, 1.0, 0.0, 0, 0);
+    }
+    default:
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "LM: Lanczos on A (regular mode)");
+        return SLA_OK;
+    }
+}
+
+static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o, int64_t k, plan *pl)
 {
     int64_t n = P->n;
     sizes(o, n, k, pl);
-    pl->sigma = NAN;
     sla_eigsh_method m = o->method;
     int has_sigma = !isnan(o->sigma);
+    int has_prec = o->precond_solver || o->precond;
     if (m == SLA_EIGSH_AUTO) {
         int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
         if (n <= AUTO_DENSE_N || !fits) {
@@ -194,30 +252,26 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
                                 "the iterative methods (basis > n) and n > %d for the dense "
                                 "path", (long long)k, (long long)n, SLA_EIGSH_DENSE_MAX_N);
             pl->method = SLA_EIGSH_DENSE;
-            snprintf(pl->why, sizeof pl->why, n <= AUTO_DENSE_N ? "n ≤ %d" :
-                     "k too large for an iterative basis (n = %d)", n <= AUTO_DENSE_N ? AUTO_DENSE_N : (int)n);
+            if (n <= AUTO_DENSE_N) snprintf(pl->why, sizeof pl->why, "n ≤ %d", AUTO_DENSE_N);
+            else snprintf(pl->why, sizeof pl->why, "k too large for an iterative basis");
             return SLA_OK;
         }
-        if (has_sigma) {
-            m = SLA_EIGSH_LANCZOS;
-            snprintf(pl->why, sizeof pl->why, "sigma given: shift-invert");
-        } else if (o->which == SLA_EIGSH_SM) {
-            m = SLA_EIGSH_LANCZOS;
-            snprintf(pl->why, sizeof pl->why, "SM: shift-invert at σ = 0");
-        } else if (o->which == SLA_EIGSH_SA && !o->precond_solver && !o->precond &&
-                   try_cholesky(P, o, S, &pl->factor)) {
-            m = SLA_EIGSH_LANCZOS;
-            pl->shift_invert = 1;
-            pl->sigma = 0;
-            pl->want = EIG_WANT_LM;
-            pl->method = m;
-            snprintf(pl->why, sizeof pl->why, "SA: Cholesky of A succeeded (SPD), so shift-invert "
-                     "at σ = 0");
-            return SLA_OK;
-        } else {
+        /* shift-invert unless LOBPCG has a preconditioner or LM needs both ends of an indefinite
+         * spectrum; LOBPCG also when no factorization is available */
+        int lm_ends = o->which == SLA_EIGSH_LM && !has_sigma && !all_ge0(P) && !all_le0(P);
+        if ((has_prec && !has_sigma && o->which != SLA_EIGSH_SM) || lm_ends) {
             m = SLA_EIGSH_LOBPCG;
-            snprintf(pl->why, sizeof pl->why, "%s: LOBPCG%s", which_names[o->which],
-                     o->which == SLA_EIGSH_SA ? " (A not SPD, or a preconditioner given)" : "");
+            snprintf(pl->why, sizeof pl->why, "%s", lm_ends ? "LM of an indefinite matrix: LOBPCG "
+                     "from both ends" : "LOBPCG with the given preconditioner");
+        } else {
+            pl->method = SLA_EIGSH_LANCZOS;
+            sla_eigsh_options o2 = *o;
+            if (o2.which == SLA_EIGSH_LM && !has_sigma) o2.which = all_ge0(P) ? SLA_EIGSH_LA : SLA_EIGSH_SA;
+            sla_status st = plan_lanczos(P, &o2, pl);
+            if (st != SLA_EUNSUPPORTED || has_sigma || o->which == SLA_EIGSH_SM) return st;
+            sla_clear_error();
+            m = SLA_EIGSH_LOBPCG;
+            snprintf(pl->why, sizeof pl->why, "no factorization available: LOBPCG");
         }
     }
     pl->method = m;
@@ -237,16 +291,15 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
                             "use method lanczos, arpack or auto");
         return lobpcg_ends(P, o->which, pl);
     }
-    /* Lanczos and ARPACK */
-    if (has_sigma || o->which == SLA_EIGSH_SM) {
-        pl->shift_invert = 1;
-        pl->sigma = has_sigma ? o->sigma : 0.0;
-        pl->want = EIG_WANT_LM;
-    } else {
-        pl->want = o->which == SLA_EIGSH_LA ? EIG_WANT_LA : o->which == SLA_EIGSH_SA ? EIG_WANT_SA
-                                                                                      : EIG_WANT_LM;
-    }
-    return SLA_OK;
+    return plan_lanczos(P, o, pl);
+}
+
+static void plan_free(plan *pl)
+{
+    sla_solver_free(&pl->si.solver);
+    eig_shifted_free(&pl->si.S);
+    sla_free(pl->si.sigma);
+    pl->si.sigma = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -313,38 +366,31 @@ static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, c
 }
 
 static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, plan *pl,
-                           eig_shifted *S, const double *v0, int64_t k, eig_result *R)
+                           const double *v0, int64_t k, eig_result *R)
 {
     if (pl->method == SLA_EIGSH_DENSE) {
         sla_eigsh_which w = isnan(o->sigma) ? o->which : SLA_EIGSH_LM;
         return eig_dense(P, w, o->sigma, R);
     }
     if (pl->method == SLA_EIGSH_LOBPCG) return run_lobpcg(P, o, pl, v0, k, R);
-    eig_lanczos_opts lo = {pl->want, pl->shift_invert, pl->sigma, pl->p, pl->ncv,
-                           o->maxiter > 0 ? o->maxiter : 300, o->tol, v0, o->nv0};
+    eig_lanczos_opts lo = {pl->want, pl->p, pl->ncv, o->maxiter > 0 ? o->maxiter : 300, o->tol,
+                           v0, o->nv0, pl->adaptive};
+    sla_status st;
     if (pl->method == SLA_EIGSH_ARPACK) {
         lo.block = 1;
-        return eig_arpack(P, &lo, o->factor_options, R);
-    }
-    eig_op op;
-    eig_spmv_ctx sc = {P, 1.0};
-    sla_status st = SLA_OK;
-    if (pl->shift_invert) {
-        if (!pl->factor) {
-            st = eig_shifted_init(P, S);
-            if (st == SLA_OK)
-                st = eig_factor_shift(P, S, pl->sigma, o->factor_options, &pl->factor, &lo.sigma);
-        }
-        if (st != SLA_OK) return st;
-        pl->sigma = lo.sigma;
-        R->sigma = lo.sigma;
-        R->factorizations = P->batch;
-        eig_op_solver(&op, P->n, P->batch, pl->factor);
+        st = eig_arpack(P, &lo, pl->si_mode ? &pl->si : NULL, R);
     } else {
-        eig_op_spmv(&op, &sc);
+        eig_op op;
+        eig_spmv_ctx sc = {P, 1.0};
+        if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
+        else eig_op_spmv(&op, &sc);
+        st = eig_lanczos(P, &op, pl->si_mode ? &pl->si : NULL, &lo, R);
+        eig_op_free(&op);
     }
-    st = eig_lanczos(P, &op, &lo, R);
-    eig_op_free(&op);
+    if (pl->si_mode) {
+        R->sigma = pl->si.sigma[0];
+        R->factorizations += pl->si.factorizations;
+    }
     return st;
 }
 
@@ -433,11 +479,10 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
         eig_problem_free(&P);
         return st;
     }
-    eig_shifted S = {0};
     plan pl = {0};
     eig_result R = {0};
     double *v0 = NULL, *res = NULL;
-    sla_status st = choose_method(&P, &o, k, &S, &pl);
+    sla_status st = choose_method(&P, &o, k, &pl);
     if (st == SLA_OK) st = eig_result_init(&R, n, A->batch, k);
     if (st == SLA_OK && o.v0) {
         /* [batch][n][nv0] row-major of dtype → column-major float64 blocks */
@@ -451,7 +496,7 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
                                                                           : ((const float *)o.v0)[src];
                 }
     }
-    if (st == SLA_OK) st = run_plan(&P, &o, &pl, &S, v0, k, &R);
+    if (st == SLA_OK) st = run_plan(&P, &o, &pl, v0, k, &R);
     if (st == SLA_OK) {
         res = sla_malloc((size_t)(A->batch * k), sizeof(double), "residuals");
         st = res ? eig_residuals(&P, &R, res) : SLA_ENOMEM;
@@ -476,11 +521,10 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
         char sig[64] = "";
         if (!isnan(R.sigma)) snprintf(sig, sizeof sig, ", σ = %.6g", R.sigma);
         snprintf(info->description, sizeof info->description, "%.100s%s%s%.90s%s%.100s", R.what,
-                 sig, pl.factor ? ", factor: " : "", pl.factor ? sla_solver_describe(pl.factor) : "",
-                 pl.why[0] ? "; auto: " : "", pl.why);
+                 sig, pl.si.solver ? ", factor: " : "", pl.si.solver ? sla_solver_describe(pl.si.solver) : "",
+                 pl.why[0] ? "; " : "", pl.why);
     }
-    sla_solver_free(&pl.factor);
-    eig_shifted_free(&S);
+    plan_free(&pl);
     eig_result_free(&R);
     eig_problem_free(&P);
     sla_free(v0);

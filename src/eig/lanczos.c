@@ -81,14 +81,14 @@ static void order_ritz(eig_want w, const double *theta, int64_t j, int64_t *orde
     }
 }
 
-/* Ritz pairs of H (j × j), ordered best first, with residual estimates relative to ‖A‖₁. */
-static sla_status ritz(ks_elem *e, const eig_lanczos_opts *o, int64_t j, int64_t ncv, int64_t p,
-                       double normA)
+/* Ritz pairs of H (j × j), ordered best first, with residual estimates relative to ‖A‖₁;
+ * sig = |σ| in shift-invert mode, −1 in regular mode. */
+static sla_status ritz(ks_elem *e, eig_want want, int64_t j, int64_t ncv, int64_t p, double normA,
+                       double sig)
 {
     for (int64_t c = 0; c < j; c++) memcpy(e->Y + c * j, e->H + c * ncv, sizeof(double) * (size_t)j);
     SLA_TRY(eig_syev(j, e->Y, e->theta));
-    order_ritz(o->want, e->theta, j, e->order);
-    double sig = o->shift_invert ? fabs(o->sigma) : 0.0;
+    order_ritz(want, e->theta, j, e->order);
     for (int64_t q = 0; q < j; q++) {
         int64_t i = e->order[q];
         double r = 0;
@@ -99,22 +99,27 @@ static sla_status ritz(ks_elem *e, const eig_lanczos_opts *o, int64_t j, int64_t
         }
         r = sqrt(r);
         /* shift-invert: ‖A x − λ x‖ = ‖(A − σI) r‖/|θ| ≤ (‖A‖₁ + |σ|)·‖E y‖/|θ| */
-        if (o->shift_invert) r = fabs(e->theta[i]) > 0 ? (normA + sig) * r / fabs(e->theta[i]) : INFINITY;
+        if (sig >= 0) r = fabs(e->theta[i]) > 0 ? (normA + sig) * r / fabs(e->theta[i]) : INFINITY;
         e->est[q] = normA > 0 ? r / normA : r;
     }
     return SLA_OK;
 }
 
-/* The best k Ritz vectors into X (n × k) and their eigenvalues. */
-static void extract(const ks_elem *e, const eig_lanczos_opts *o, int64_t n, int64_t j, int64_t k,
+/* The eigenvalue of A for the Ritz value θ of OP. */
+static double to_lambda(const eig_si *si, int64_t b, double theta)
+{
+    return si ? si->sigma[b] + si->sgn / theta : theta;
+}
+
+/* The best k Ritz vectors into X (n × k) and their eigenvalues (lambda may be NULL). */
+static void extract(const ks_elem *e, const eig_si *si, int64_t b, int64_t n, int64_t j, int64_t k,
                     double *X, double *lambda)
 {
     memset(X, 0, sizeof(double) * (size_t)(n * k));
     for (int64_t q = 0; q < k; q++) {
         int64_t i = e->order[q];
         eig_nn(n, j, 1, 1.0, e->V, e->Y + i * j, j, X + q * n);
-        double th = e->theta[i];
-        lambda[q] = o->shift_invert ? o->sigma + 1.0 / th : th;
+        if (lambda) lambda[q] = to_lambda(si, b, e->theta[i]);
     }
 }
 
@@ -200,7 +205,91 @@ static sla_status restart(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t
     return SLA_OK;
 }
 
-sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts *o, eig_result *R)
+/* Starts element e again from the first p columns of V (after a restart: its best Ritz
+ * vectors for the old operator). */
+static sla_status reset(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
+{
+    int64_t kept;
+    SLA_TRY(eig_orth(n, NULL, 0, e->V, p, DROP, 1, &e->seed, NULL, &kept));
+    memset(e->H, 0, sizeof(double) * (size_t)(ncv * ncv));
+    memset(e->E, 0, sizeof(double) * (size_t)(p * ncv));
+    e->j = 0;
+    e->tight = 1.0;
+    return SLA_OK;
+}
+
+/* Moving a verified shift toward the wanted end of the spectrum (only when the factorization
+ * proved sgn·(A − σI) SPD, so that every wanted eigenvalue lies on one side of σ and the
+ * Ritz values λ̂ are bounds: λ̂_1 ≥ λ_1 for SA). The new shift sits below λ̂_1 by the spread of
+ * the wanted Ritz values (at least a tenth of the gap to the next one), so that the convergence
+ * ratio (λ_k − σ)/(λ_{k+1} − σ) improves; it is accepted only if it at least halves the
+ * distance and a new Cholesky factorization proves it still below the spectrum (else it backs
+ * off ×4, three times). Elements whose shift moved restart from their p best Ritz vectors.
+ * Called right after the thick restart (V starts with the kept Ritz vectors, best first). */
+static sla_status reshift(const eig_problem *P, eig_si *si, ks_elem *E, const int *want_move,
+                          int64_t k, int64_t n, int64_t ncv, int64_t p, double *newsig,
+                          int64_t *moved)
+{
+    int64_t batch = P->batch;
+    double *dist = sla_malloc((size_t)batch, sizeof(double), "shift distances");
+    double *used = sla_malloc((size_t)batch, sizeof(double), "shifts");
+    if (!dist || !used) { sla_free(dist); sla_free(used); return SLA_ENOMEM; }
+    int any = 0;
+    for (int64_t b = 0; b < batch; b++) {
+        ks_elem *e = &E[b];
+        dist[b] = 0;
+        newsig[b] = si->sigma[b];
+        if (!want_move[b]) continue;
+        double l0 = to_lambda(si, b, e->theta[e->order[0]]);
+        double lk = to_lambda(si, b, e->theta[e->order[k - 1]]);
+        double lk1 = to_lambda(si, b, e->theta[e->order[k]]);
+        double d1 = fabs(l0 - si->sigma[b]);
+        double d = fmax(fmax(fabs(lk - l0), 0.1 * fabs(lk1 - l0)), 1e-12 * P->norm1[b]);
+        if (d < 0.5 * d1) { dist[b] = d; any = 1; }
+    }
+    sla_status st = SLA_OK;
+    int tried = 0;
+    *moved = 0;
+    for (int attempt = 0; any && attempt < 4; attempt++) {
+        any = 0;
+        for (int64_t b = 0; b < batch; b++) {
+            newsig[b] = si->sigma[b];
+            if (dist[b] <= 0) continue;
+            double l0 = to_lambda(si, b, E[b].theta[E[b].order[0]]);
+            if (dist[b] >= 0.5 * fabs(l0 - si->sigma[b])) { dist[b] = 0; continue; }
+            newsig[b] = l0 - si->sgn * dist[b];
+            any = 1;
+        }
+        if (!any) break;
+        tried = 1;
+        st = eig_factor(P, &si->S, newsig, si->sgn, si->fopt, 1, &si->solver, used);
+        si->factorizations++;
+        if (st == SLA_OK) {
+            for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+                if (newsig[b] == si->sigma[b]) continue;
+                si->sigma[b] = newsig[b];
+                st = reset(&E[b], n, ncv, p);
+                (*moved)++;
+            }
+            break;
+        }
+        if (st != SLA_ENOTSPD) break;
+        sla_clear_error();
+        st = SLA_OK;
+        for (int64_t b = 0; b < batch; b++) dist[b] *= 4;
+    }
+    if (st == SLA_OK && tried && *moved == 0) {
+        /* every attempt crossed the spectrum: factor the old shifts again */
+        st = eig_factor(P, &si->S, si->sigma, si->sgn, si->fopt, 1, &si->solver, used);
+        si->factorizations++;
+    }
+    sla_free(dist);
+    sla_free(used);
+    return st;
+}
+
+sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_lanczos_opts *o,
+                       eig_result *R)
 {
     int64_t n = P->n, batch = P->batch, k = R->k, p = o->block, ncv = o->ncv;
     if (p < 1 || ncv < k + p || ncv + p > n)
@@ -213,8 +302,11 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts 
     ks_elem *E = sla_calloc((size_t)batch, sizeof *E, "Lanczos state");
     double **X = sla_calloc((size_t)(2 * batch), sizeof(double *), "block pointers");
     int64_t *cnt = sla_calloc((size_t)batch, sizeof(int64_t), "block widths");
+    int64_t *restarts = sla_calloc((size_t)batch, sizeof(int64_t), "restart counts");
+    int *move = sla_calloc((size_t)batch, sizeof(int), "shift requests");
     double *y = sla_malloc((size_t)n, sizeof(double), "residual vector");
-    sla_status st = (E && X && cnt && y) ? SLA_OK : SLA_ENOMEM;
+    double *newsig = sla_malloc((size_t)batch, sizeof(double), "shifts");
+    sla_status st = (E && X && cnt && restarts && move && y && newsig) ? SLA_OK : SLA_ENOMEM;
     double **Y = X ? X + batch : NULL;
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = ks_alloc(&E[b], n, ncv, p, b);
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
@@ -222,7 +314,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts 
         st = eig_start_block(n, p, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->V, &e->seed);
         e->j = 0;
     }
-    int64_t steps = 0, restarts = 0;
+    int64_t steps = 0, nmoved = 0, maxrestarts = 0;
     while (st == SLA_OK) {
         int any = 0;
         for (int64_t b = 0; b < batch; b++) {
@@ -237,12 +329,14 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts 
         if (!any) break;
         st = eig_op_apply(op, cnt, X, Y);
         steps++;
-        int restarted = 0;
+        int ask = 0;
         for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
             ks_elem *e = &E[b];
+            move[b] = 0;
             if (!X[b]) continue;
             st = expand(e, n, ncv, p);
-            if (st == SLA_OK) st = ritz(e, o, e->j, ncv, p, P->norm1[b]);
+            if (st == SLA_OK)
+                st = ritz(e, o->want, e->j, ncv, p, P->norm1[b], si ? fabs(si->sigma[b]) : -1.0);
             if (st != SLA_OK) break;
             int64_t nc = 0;
             if (e->j >= k)
@@ -251,7 +345,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts 
             if (nc == k) {
                 /* the estimates say converged: check the true residuals once */
                 double *Xb = R->X + b * k * n, *lb = R->lambda + b * k;
-                extract(e, o, n, e->j, k, Xb, lb);
+                extract(e, si, b, n, e->j, k, Xb, lb);
                 int64_t ok;
                 st = verify(P, b, Xb, lb, k, o->tol * P->norm1[b], y, &ok);
                 R->spmv += k;
@@ -259,28 +353,40 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, const eig_lanczos_opts 
                 e->tight *= 0.01;
             }
             if (e->j + p > ncv) {
-                if (restarts >= o->maxiter) { e->done = 1; continue; }
+                if (restarts[b] >= o->maxiter) { e->done = 1; continue; }
+                /* a verified shift may move closer before the restart (at most 10 times) */
+                move[b] = si && si->verified && o->adaptive && e->j > k && nmoved < 10 * batch;
+                ask |= move[b];
                 st = restart(e, n, ncv, p, kk);
-                restarted = 1;
+                restarts[b]++;
+                if (restarts[b] > maxrestarts) maxrestarts = restarts[b];
             }
         }
-        restarts += restarted;
+        if (st == SLA_OK && ask) {
+            int64_t moved = 0;
+            st = reshift(P, si, E, move, k, n, ncv, p, newsig, &moved);
+            nmoved += moved;
+        }
     }
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         ks_elem *e = &E[b];
         if (R->nconv[b] < k && e->j >= k)
-            extract(e, o, n, e->j, k, R->X + b * k * n, R->lambda + b * k);
+            extract(e, si, b, n, e->j, k, R->X + b * k * n, R->lambda + b * k);
     }
     R->iterations = steps;
-    R->restarts = restarts;
+    R->restarts = maxrestarts;
     R->op_apps += op->count;
     if (st == SLA_OK)
-        snprintf(R->what, sizeof R->what, "thick-restart Lanczos (block %lld, ncv %lld) on %s",
-                 (long long)p, (long long)ncv, o->shift_invert ? "(A − σI)⁻¹" : "A");
+        snprintf(R->what, sizeof R->what, "thick-restart Lanczos (block %lld, ncv %lld) on %s%s",
+                 (long long)p, (long long)ncv, !si ? "A" : si->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
+                 nmoved ? ", shift moved toward the spectrum" : "");
     for (int64_t b = 0; E && b < batch; b++) ks_free(&E[b]);
     sla_free(E);
     sla_free(X);
     sla_free(cnt);
+    sla_free(restarts);
+    sla_free(move);
     sla_free(y);
+    sla_free(newsig);
     return st;
 }

@@ -53,7 +53,7 @@ sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
     return st;
 }
 
-void eig_shifted_set(const eig_problem *P, eig_shifted *S, const double *shift)
+void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift)
 {
     const double *a = P->Ad.values;
     for (int64_t b = 0; b < P->batch; b++) {
@@ -61,11 +61,11 @@ void eig_shifted_set(const eig_problem *P, eig_shifted *S, const double *shift)
         const double *ab = a + b * P->nnz;
         if (S->slot) {
             memset(v, 0, sizeof(double) * (size_t)S->nnz);
-            for (int64_t s = 0; s < P->nnz; s++) v[S->slot[s]] = ab[s];
+            for (int64_t s = 0; s < P->nnz; s++) v[S->slot[s]] = sgn * ab[s];
         } else {
-            memcpy(v, ab, sizeof(double) * (size_t)S->nnz);
+            for (int64_t s = 0; s < S->nnz; s++) v[s] = sgn * ab[s];
         }
-        for (int64_t i = 0; i < P->n; i++) v[S->diag[i]] -= shift[b];
+        for (int64_t i = 0; i < P->n; i++) v[S->diag[i]] -= sgn * shift[b];
     }
 }
 
@@ -78,31 +78,52 @@ void eig_shifted_free(eig_shifted *S)
     memset(S, 0, sizeof *S);
 }
 
-sla_status eig_factor_shift(const eig_problem *P, eig_shifted *S, double sigma,
-                            const sla_solver_options *fopt, sla_solver **out, double *sigma_used)
+/* 1 if the factorization reports a zero determinant (a singular-tolerant backend such as MUMPS
+ * with null-pivot detection factors a singular matrix without an error). */
+static int factor_singular(sla_solver *s, int64_t batch)
 {
-    *out = NULL;
-    double *shift = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
-    if (!shift) return SLA_ENOMEM;
+    double *sign = sla_malloc((size_t)(2 * batch), sizeof(double), "determinant signs");
+    if (!sign) return 0;
+    int singular = 0;
+    if (sla_solver_logdet(s, sign, sign + batch) == SLA_OK)
+        for (int64_t b = 0; b < batch; b++) singular |= sign[b] == 0;
+    sla_clear_error();
+    sla_free(sign);
+    return singular;
+}
+
+sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
+                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      double *sigma_used)
+{
+    sla_solver_options o;
+    if (fopt) o = *fopt;
+    else sla_solver_options_init(&o);
+    if (cholesky) o.method = SLA_METHOD_CHOLESKY;
     double scale = 0;
-    for (int64_t b = 0; b < P->batch; b++) scale = fmax(scale, P->norm1[b]);
+    for (int64_t b = 0; b < P->batch; b++) {
+        scale = fmax(scale, P->norm1[b]);
+        sigma_used[b] = sigma[b];
+    }
     if (scale == 0) scale = 1;
-    double s = sigma, step = 1e-10 * scale;
+    double step = 1e-13 * scale;
     sla_status st = SLA_OK;
     for (int attempt = 0; attempt < 4; attempt++) {
-        for (int64_t b = 0; b < P->batch; b++) shift[b] = s;
-        eig_shifted_set(P, S, shift);
-        sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
-        st = sla_solver_create(&M, fopt, out);
-        if (st != SLA_ESINGULAR) break;
-        /* σ is (numerically) an eigenvalue: the nearest eigenvalues are still the wanted ones
-         * after a shift this small relative to ‖A‖ */
-        s = sigma + step;
+        eig_shifted_set(P, S, sgn, sigma_used);
+        if (*s) {
+            st = sla_solver_refactor(*s, S->values);
+        } else {
+            sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
+            st = sla_solver_create(&M, &o, s);
+        }
+        if (st == SLA_OK && !cholesky && factor_singular(*s, P->batch)) st = SLA_ESINGULAR;
+        if (st != SLA_ESINGULAR || cholesky) break;
+        /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the
+         * nearest eigenvalues stay the wanted ones) */
+        for (int64_t b = 0; b < P->batch; b++) sigma_used[b] = sigma[b] + step;
         step *= 100;
     }
-    sla_free(shift);
-    if (st < 0)
-        return sla_error_wrap(st, __func__, "factorizing A − σI at σ = %.17g", s);
-    *sigma_used = s;
-    return SLA_OK;
+    if (st < 0 && st != SLA_ENOTSPD)
+        return sla_error_wrap(st, __func__, "factorizing A − σI at σ = %.17g", sigma_used[0]);
+    return st;
 }

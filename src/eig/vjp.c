@@ -23,19 +23,19 @@ static double ld(sla_dtype t, const void *p, int64_t i)
     return t == SLA_FLOAT64 ? ((const double *)p)[i] : ((const float *)p)[i];
 }
 
-/* Factorization of A − λ I: LDLᵀ, else LU, else whatever auto finds. */
-static sla_status factor(const eig_problem *P, eig_shifted *S, sla_solver **s)
+/* Factorization of A − λ_b I: LDLᵀ, else LU, else whatever auto finds (first call), then
+ * refactored; an exact eigenvalue (singular) moves λ by 1e-13·‖A‖₁ (see eig_factor). */
+static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shift, sla_solver **s,
+                         double *used)
 {
-    sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
-    if (*s) return sla_solver_refactor(*s, S->values);
     static const sla_method order[] = {SLA_METHOD_LDLT, SLA_METHOD_LU, SLA_METHOD_AUTO};
     sla_status st = SLA_EUNSUPPORTED;
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 3 && st == SLA_EUNSUPPORTED; t++) {
         sla_solver_options o;
         sla_solver_options_init(&o);
         o.method = order[t];
-        st = sla_solver_create(&M, &o, s);
-        if (st != SLA_EUNSUPPORTED) break;
+        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used);
+        if (*s) break;
     }
     return st;
 }
@@ -92,7 +92,8 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
     double *y = sla_malloc((size_t)(batch * n), sizeof(double), "solutions");
     double *c = sla_malloc((size_t)k, sizeof(double), "projections");
     double *scale = sla_malloc((size_t)batch, sizeof(double), "scales");
-    sla_status st = (shift && rhs && y && c && scale) ? SLA_OK : SLA_ENOMEM;
+    double *used = sla_malloc((size_t)batch, sizeof(double), "shifts");
+    sla_status st = (shift && rhs && y && c && scale && used) ? SLA_OK : SLA_ENOMEM;
     for (int64_t i = 0; i < k && st == SLA_OK; i++) {
         int any = 0;
         for (int64_t b = 0; b < batch; b++) {
@@ -109,8 +110,7 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
             shift[b] = lam[b * k + i];
         }
         if (!any) continue;
-        eig_shifted_set(P, &S, shift);
-        st = factor(P, &S, &s);
+        st = factor(P, &S, shift, &s, used);
         if (st < 0) { st = sla_error_wrap(st, __func__, "factorizing A − λ_%lld I", (long long)i); break; }
         st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
         if (st < 0) break;
@@ -129,6 +129,7 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
     sla_free(y);
     sla_free(c);
     sla_free(scale);
+    sla_free(used);
     return st;
 }
 
