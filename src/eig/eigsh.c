@@ -518,9 +518,9 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
         info->converged = nconv;
         info->max_residual = maxres;
         for (int64_t b = 0; b < A->batch; b++) info->norm_A = fmax(info->norm_A, P.norm1[b]);
-        char sig[64] = "";
+        char sig[32] = "";
         if (!isnan(R.sigma)) snprintf(sig, sizeof sig, ", σ = %.6g", R.sigma);
-        snprintf(info->description, sizeof info->description, "%.100s%s%s%.90s%s%.100s", R.what,
+        snprintf(info->description, sizeof info->description, "%.90s%.31s%s%.80s%s%.100s", R.what,
                  sig, pl.si.solver ? ", factor: " : "", pl.si.solver ? sla_solver_describe(pl.si.solver) : "",
                  pl.why[0] ? "; " : "", pl.why);
     }

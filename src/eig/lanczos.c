@@ -38,6 +38,7 @@ static void ks_free(ks_elem *e)
 {
     sla_free(e->V); sla_free(e->H); sla_free(e->E); sla_free(e->Y); sla_free(e->theta);
     sla_free(e->h); sla_free(e->Bm); sla_free(e->tmp); sla_free(e->order); sla_free(e->est);
+    memset(e, 0, sizeof *e);
 }
 
 static sla_status ks_alloc(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t b)

@@ -41,6 +41,7 @@ static void elem_free(lob_elem *e)
     sla_free(e->YZ);
     sla_free(e->res);
     sla_free(e->active);
+    memset(e, 0, sizeof *e);
 }
 
 static sla_status elem_alloc(lob_elem *e, int64_t n, int64_t m, int64_t b)

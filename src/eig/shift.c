@@ -78,18 +78,20 @@ void eig_shifted_free(eig_shifted *S)
     memset(S, 0, sizeof *S);
 }
 
-/* 1 if the factorization reports a zero determinant (a singular-tolerant backend such as MUMPS
- * with null-pivot detection factors a singular matrix without an error). */
-static int factor_singular(sla_solver *s, int64_t batch)
+/* *singular = 1 if the factorization reports a zero determinant (a singular-tolerant backend
+ * such as MUMPS with null-pivot detection factors a singular matrix without an error). A
+ * backend without determinants counts as regular. */
+static sla_status factor_singular(sla_solver *s, int64_t batch, int *singular)
 {
+    *singular = 0;
     double *sign = sla_malloc((size_t)(2 * batch), sizeof(double), "determinant signs");
-    if (!sign) return 0;
-    int singular = 0;
-    if (sla_solver_logdet(s, sign, sign + batch) == SLA_OK)
-        for (int64_t b = 0; b < batch; b++) singular |= sign[b] == 0;
-    sla_clear_error();
+    if (!sign) return SLA_ENOMEM;
+    sla_status st = sla_solver_logdet(s, sign, sign + batch);
+    if (st == SLA_OK)
+        for (int64_t b = 0; b < batch; b++) *singular |= sign[b] == 0;
+    if (st == SLA_EUNSUPPORTED) { sla_clear_error(); st = SLA_OK; }
     sla_free(sign);
-    return singular;
+    return st;
 }
 
 sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
@@ -116,7 +118,9 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
             sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
             st = sla_solver_create(&M, &o, s);
         }
-        if (st == SLA_OK && !cholesky && factor_singular(*s, P->batch)) st = SLA_ESINGULAR;
+        int singular = 0;
+        if (st == SLA_OK && !cholesky) st = factor_singular(*s, P->batch, &singular);
+        if (st == SLA_OK && singular) st = SLA_ESINGULAR;
         if (st != SLA_ESINGULAR || cholesky) break;
         /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the
          * nearest eigenvalues stay the wanted ones) */

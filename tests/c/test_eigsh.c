@@ -764,6 +764,40 @@ static void vjp_batched_float32(void **state)
     sla_pattern_free(&p);
 }
 
+/* Every allocation failing in turn: an error, no leak (ASan checks). The paths without a
+ * factorization (dense, LOBPCG, the eigenvalue VJP), so that only this module's allocations
+ * are exercised. */
+static void allocation_failures(void **state)
+{
+    sla_pattern *p; double *v;
+    laplace1d(60, 0.0, &p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LOBPCG};
+    double lam[2], V[120], g[178];
+    for (int q = 0; q < 2; q++) {
+        sla_eigsh_options o;
+        sla_eigsh_options_init(&o);
+        o.method = ms[q];
+        o.which = SLA_EIGSH_SA;
+        for (int64_t t = 0;; t++) {
+            sla_test_fail_alloc_after(t);
+            sla_status st = sla_eigsh(&A, 2, &o, lam, V, NULL);
+            if (st == SLA_OK) st = sla_eigsh_vjp(&A, 2, lam, V, lam, NULL, g);
+            int64_t used = sla_test_fail_alloc_after(-1);
+            if (st == SLA_OK) {
+                if (t < used) fail_msg("method %s: allocation %lld of %lld failed silently (%s)",
+                                       sla_eigsh_method_name(ms[q]), (long long)t, (long long)used,
+                                       sla_last_error());
+                break;
+            }
+            if (st != SLA_ENOMEM) fail_msg("method %s, allocation %lld: %s", sla_eigsh_method_name(ms[q]),
+                                           (long long)t, sla_last_error());
+        }
+    }
+    free(v);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -784,6 +818,7 @@ int main(void)
         cmocka_unit_test(vjp_finite_differences),
         cmocka_unit_test(vjp_degenerate),
         cmocka_unit_test(vjp_batched_float32),
+        cmocka_unit_test(allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
