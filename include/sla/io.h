@@ -34,15 +34,31 @@ typedef struct sla_coo {
 /** Reads a Matrix Market file (coordinate or array; real, integer, pattern, complex; general,
  *  symmetric, skew-symmetric, hermitian; keywords case-insensitive; comments, blank lines and
  *  CRLF accepted). A gzip-compressed file is recognised by its magic bytes, whatever its name.
+ *
+ *  Layout of the result: one entry per line, in file order; array files column-major, their
+ *  symmetric/Hermitian storage being the lower triangle with the diagonal and skew-symmetric
+ *  storage the strict lower triangle; every value of an array file becomes an entry, zeros
+ *  included. Symmetric storage is expanded as described at sla_coo (a stored entry of either
+ *  triangle is mirrored). Values: real and integer fields as double (integers beyond 2^53
+ *  rounded), pattern as 1.0, complex as (re, im) pairs; "inf", "infinity" and "nan" (any case,
+ *  optional sign) are numbers; a value below the double range reads as 0 or a subnormal.
+ *  The whole file is read into memory and parsed in one pass; the arrays are sized by the
+ *  declared count capped by what the file's length can hold.
  *  @param[out] out  new COO matrix; free with sla_coo_free(). NULL on error.
- *  @return SLA_OK; SLA_EIO (cannot open/read: the message names the file); SLA_EPARSE with a
- *          message "FILE:LINE: what" (bad banner, missing size line, index 0 or out of range,
- *          symmetric but not square, too few or too many entries, overflowing number, illegal
- *          field word, non-zero diagonal in a skew-symmetric file); SLA_ENOMEM. */
+ *  @return SLA_OK; SLA_EIO (cannot open or read, or corrupt/truncated gzip data: the message
+ *          names the file and the system's reason); SLA_EPARSE with a message "FILE:LINE: what"
+ *          (bad banner or illegal keyword, missing or short size line, index 0 or out of range,
+ *          symmetric/skew/Hermitian but not square, fewer entries than declared (the line where
+ *          the file ended), more entries than declared, an index or integer beyond int64, a
+ *          finite value beyond the double range such as 1e999, an integer-field value that is not
+ *          an integer, a number longer than 500 characters, anything after the numbers of a line,
+ *          a non-zero diagonal entry in a skew-symmetric file, a non-real diagonal entry in a
+ *          Hermitian file); SLA_ENOMEM; SLA_EINVAL (NULL argument). */
 SLA_API sla_status sla_mm_read(const char *path, sla_coo **out);
 
-/** As sla_mm_read() on an in-memory text (not compressed) of len bytes; name is used in
- *  messages (may be NULL). */
+/** As sla_mm_read() on len bytes in memory (not NUL-terminated; gzip data is recognised by its
+ *  magic bytes as for files). name is used in messages (NULL: "(buffer)"); text may be NULL
+ *  when len = 0. */
 SLA_API sla_status sla_mm_read_buffer(const char *text, size_t len, const char *name,
                                       sla_coo **out);
 
@@ -50,7 +66,8 @@ SLA_API sla_status sla_mm_read_buffer(const char *text, size_t len, const char *
 SLA_API void sla_coo_free(sla_coo **coo);
 
 /** Reads a real, integer or pattern file straight into a pattern and CSR-ordered values.
- *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32.
+ *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32 (duplicates are summed in double, then
+ *                       rounded; a value beyond the float range becomes ±inf).
  *  @param[out] pattern  new pattern (its input order is the expanded file order);
  *  @param[out] values   new malloc'ed [nnz] values of dtype in CSR order (duplicates summed);
  *  @param[out] field, symmetry  what the header said (may be NULL).
@@ -59,17 +76,60 @@ SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pat
                                       void **values, sla_mm_field *field,
                                       sla_mm_symmetry *symmetry);
 
-/** Writes batch element `index` of A as a Matrix Market coordinate file; gzip-compressed if
- *  path ends in ".gz".
- *  @param[in] field     SLA_MM_REAL (%.17g), SLA_MM_INTEGER (values must be integers), or
- *                       SLA_MM_PATTERN (values ignored).
- *  @param[in] symmetry  SLA_MM_GENERAL (every entry), or SLA_MM_SYMMETRIC (lower triangle only;
- *                       A must be numerically symmetric, else SLA_EINVAL).
- *  @param[in] comment   optional comment line(s) without the leading '%' (may be NULL).
- *  @return SLA_OK, SLA_EINVAL, SLA_EIO. */
+/** Writes batch element `index` of A as a Matrix Market coordinate file, entries in CSR order
+ *  (1-based); gzip-compressed if path ends in ".gz". Reading it back gives the same pattern and
+ *  bit-identical values (float64 and float32).
+ *  @param[in] index     batch element, 0 ≤ index < A->batch.
+ *  @param[in] field     SLA_MM_REAL (%.17g for float64, %.9g for float32), SLA_MM_INTEGER
+ *                       (values must be integers within int64), or SLA_MM_PATTERN (values
+ *                       ignored).
+ *  @param[in] symmetry  SLA_MM_GENERAL (every entry), or SLA_MM_SYMMETRIC (the lower triangle
+ *                       with the diagonal; A must be square and exactly symmetric, a_ij = a_ji
+ *                       bit for bit with a missing entry counting as 0 (for SLA_MM_PATTERN: the
+ *                       pattern symmetric), else SLA_EINVAL naming the first mismatch).
+ *  @param[in] comment   optional comment text without the leading '%' (may be NULL); each of
+ *                       its lines becomes one '%' line.
+ *  @return SLA_OK; SLA_EINVAL (NULL argument, bad index/field/symmetry, non-integer value for
+ *          SLA_MM_INTEGER, not symmetric); SLA_EIO naming the file and the system's reason (a
+ *          partly written file is removed); SLA_ENOMEM. */
 SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, sla_mm_symmetry symmetry,
                                 const char *comment);
+
+
+/** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
+ *  real, integer or pattern COO matrix (duplicates summed).
+ *  @param[out] values  new malloc'ed [nnz] array; the caller frees it.
+ *  @return SLA_OK; SLA_EDTYPE for complex values or a bad dtype; SLA_EINVAL; SLA_ENOMEM. */
+SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,
+                                     void **values);
+
+/** Reads a Rutherford–Boeing / Harwell–Boeing file (.rua, .rsa, .psa, ...) with SuiteSparse's
+ *  RBio (Davis, "User Guide for RBio"). Symmetric storage is expanded as in sla_mm_read();
+ *  explicit zeros are kept. Complex files (C**) are read with interleaved values; elemental
+ *  (*E) files are refused.
+ *  @return SLA_OK; SLA_EIO (cannot open); SLA_EPARSE (RBio's error code and meaning); SLA_ENOMEM. */
+SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
+
+/** Writes batch element `index` of A (float64 or float32) as a Rutherford–Boeing file with RBio's
+ *  RBwrite, which stores a symmetric matrix as its lower triangle (type RSA) and chooses the
+ *  type (RUA, RSA, PSA, ...) itself. field: SLA_MM_REAL, SLA_MM_INTEGER or SLA_MM_PATTERN.
+ *  @param[in] title  up to 72 characters (may be NULL).
+ *  @return SLA_OK; SLA_EINVAL; SLA_EIO / SLA_EPARSE with RBio's error; SLA_ENOMEM. */
+SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index,
+                                sla_mm_field field, const char *title);
+
+/** Reads a sparse matrix stored in safetensors format with torch-sla's layout: tensors
+ *  "values" (F64, F32 or I64; shape [nnz] — a batch [B, nnz] is refused here), "row_indices" and
+ *  "col_indices" (I64 or I32, [nnz]), "shape" (I64 or I32, [2]). The header is validated
+ *  (length, JSON, dtypes, shapes, offsets inside the file, indices in range).
+ *  @return SLA_OK; SLA_EIO; SLA_EPARSE naming the tensor and what is wrong; SLA_ENOMEM. */
+SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
+
+/** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
+ *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
+ *  @return SLA_OK; SLA_EDTYPE (complex values, bad dtype); SLA_EIO. */
+SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -120,10 +120,15 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
  *  A->values are borrowed: iterative methods read them at every solve, so they must stay valid
  *  and unchanged until the next sla_solver_refactor() or sla_solver_free(). The pattern is
  *  retained.
+ *  Singular matrices: the LU methods (lu, klu) keep the factorization of a structurally or
+ *  numerically singular matrix and return SLA_OK (rcond 0, describe() names the column of the
+ *  first zero pivot), so that sla_solver_logdet() can give sign 0; their solve and logdet_grad
+ *  then return SLA_ESINGULAR naming the batch element and that column.
  *  @param[in] opt  NULL for defaults.
  *  @return SLA_OK; SLA_EINVAL / SLA_ESHAPE / SLA_EDTYPE / SLA_ENONFINITE naming the argument;
- *          SLA_ENOTSPD naming the column (Cholesky); SLA_ESINGULAR naming the column (direct);
- *          SLA_EUNSUPPORTED (method or backend not in this build); SLA_ENOMEM. *out NULL on error. */
+ *          SLA_ENOTSPD naming the column (Cholesky); SLA_ESINGULAR naming the column (direct
+ *          methods other than lu and klu, see above); SLA_EUNSUPPORTED (method or backend not in
+ *          this build); SLA_ENOMEM. *out NULL on error. */
 SLA_API sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
                                      sla_solver **out);
 
@@ -135,7 +140,9 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
                                               const sla_solver_options *opt, sla_solver **out);
 
 /** Replaces the values (same pattern, dtype and batch) and redoes only the numeric work
- *  (factorization or preconditioner values). values [batch][nnz] is borrowed like in create. */
+ *  (factorization or preconditioner values). values [batch][nnz] is borrowed like in create.
+ *  Values are checked first (an error there leaves the solver as it was); if the numeric work
+ *  itself fails (e.g. SLA_ENOMEM), a direct solver refuses to solve until a refactor succeeds. */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
 /** Solves op(A_b) X_b = B_b for every batch element b.
@@ -143,7 +150,8 @@ SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
  *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero.
  *  @param[out] info  may be NULL.
  *  @return SLA_OK; SLA_NOT_CONVERGED (warning: X holds the last iterate, info says why);
- *          SLA_ENONFINITE naming the entry of B; SLA_EINVAL; SLA_ECALLBACK. */
+ *          SLA_ENONFINITE naming the entry of B; SLA_ESINGULAR (a singular matrix factored by
+ *          lu or klu: the message names the batch element and column); SLA_EINVAL; SLA_ECALLBACK. */
 SLA_API sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                                     sla_solve_info *info);
 
@@ -166,12 +174,16 @@ SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabs
 /** Gradient of L = Σ_b g[b]·log|det A_b|: dvalues[b][s] = g[b]·(A_b⁻ᵀ)[r_s, c_s] = g[b]·(A_b⁻¹)[c_s, r_s],
  *  [batch][nnz] CSR order, overwritten. g NULL means ones. Computed from the factors as the
  *  entries of A⁻¹ on the pattern (sparse inverse subset), never by n dense solves; the
- *  backend's docs give the method and its cost. */
+ *  backend's docs give the method and its cost. SLA_ESINGULAR if some A_b is singular (the
+ *  gradient of log|det| does not exist there). */
 SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 
 /** One line saying which method, backend, ordering and preconditioner were used and why.
  *  Owned by the solver. */
 SLA_API const char *sla_solver_describe(const sla_solver *s);
+
+/** The method the solver uses (never SLA_METHOD_AUTO: auto is resolved at create). */
+SLA_API sla_method sla_solver_method(const sla_solver *s);
 
 /** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
 SLA_API void sla_solver_free(sla_solver **s);

@@ -14,12 +14,17 @@ extern "C" {
  *  Shapes (row-major, dtype of A): with (m, n) = shape of op(A),
  *    x: [n][k] if x_batched = 0 (broadcast to every batch element), [batch][n][k] if 1;
  *    y: [batch][m][k].  k ≥ 1 (k = 1 is a plain vector).
- *  beta = 0 overwrites y without reading it (NaN in y does not propagate).
+ *  An empty array (a zero in its shape) may be NULL. y must not overlap x or A's values.
+ *  beta = 0 overwrites y without reading it (NaN in y does not propagate); alpha = 0 gives
+ *  y = beta · y without reading A or x (the BLAS conventions). Sums are accumulated in the
+ *  dtype, in CSR order within each row.
  *  Threads: OpenMP over rows split into equal nonzero counts; each output entry is summed in a
- *  fixed order, so results are bit-identical run to run (and across thread counts). op = T runs
- *  the same gather kernel on the pattern's cached transpose.
- *  @return SLA_OK; SLA_EINVAL (NULL, k < 1, bad op); SLA_EDTYPE; SLA_ENOMEM (first op = T on a
- *          pattern builds its transpose). */
+ *  fixed order by one thread, so results are bit-identical run to run and across thread counts.
+ *  op = T runs the same gather kernel on the pattern's cached transpose (no atomics).
+ *  @return SLA_OK; SLA_EINVAL naming the argument (NULL array, k < 1, bad op or x_batched,
+ *          overlapping arrays, sizes overflowing int64, invalid A); SLA_EDTYPE; SLA_ENOMEM or
+ *          SLA_EINDEX (nrows > INT32_MAX) from the first op = T on a pattern, which builds its
+ *          transpose. y is untouched on error. */
 SLA_API sla_status sla_spmv(sla_op op, double alpha, const sla_matrix *A, const void *x,
                             int x_batched, int64_t k, double beta, void *y);
 
@@ -29,16 +34,23 @@ SLA_API sla_status sla_spmv(sla_op op, double alpha, const sla_matrix *A, const 
  *         [batch][n][k] otherwise); overwritten; pass NULL to skip;
  *    dvalues [batch][nnz] in CSR order: ∂a_s = alpha · Σ_j g[r_s][j]·x[c_s][j] for op = N and
  *         alpha · Σ_j x[r_s][j]·g[c_s][j] for op = T; overwritten; NULL to skip.
- *  Use sla_values_scatter() to return dvalues in the caller's COO order.
- *  @return as sla_spmv(). */
+ *  x is read only for dvalues (it may be NULL when dvalues is). Outputs must not overlap the
+ *  inputs or each other. dx is one SpMV with the other op, dvalues one pass of the kernel of
+ *  sla_pattern_outer_add(); both are deterministic like sla_spmv(). The sum over the batch of a
+ *  broadcast x is taken in batch order. Use sla_values_scatter() to return dvalues in the
+ *  caller's COO order.
+ *  @return as sla_spmv(); outputs untouched on error. */
 SLA_API sla_status sla_spmv_vjp(sla_op op, double alpha, const sla_matrix *A, const void *x,
                                 int x_batched, int64_t k, const void *g, void *dx, void *dvalues);
 
 /** The pattern primitive used by every adjoint: for each slot s = (r_s, c_s) of the pattern,
  *    dvalues[b][s] += alpha · Σ_{j<k} u[b][r_s][j] · v[b][c_s][j],
  *  with u [batch][nrows][k] (or [nrows][k] if u_batched = 0), v [batch][ncols][k] (or [ncols][k]),
- *  dvalues [batch][nnz] of dtype (accumulated into, not overwritten).
- *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE. */
+ *  dvalues [batch][nnz] of dtype (accumulated into, not overwritten; must not overlap u or v).
+ *  Row-parallel over the pattern; each slot is updated by one thread, so the result is
+ *  bit-identical across runs and thread counts.
+ *  @return SLA_OK, SLA_EINVAL (NULL pattern or array, batch < 1, k < 1, flags not 0/1,
+ *          overlap), SLA_EDTYPE. dvalues is untouched on error. */
 SLA_API sla_status sla_pattern_outer_add(const sla_pattern *p, sla_dtype dtype, int64_t batch,
                                          double alpha, const void *u, int u_batched,
                                          const void *v, int v_batched, int64_t k, void *dvalues);

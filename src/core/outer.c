@@ -1,28 +1,58 @@
-/* TEMPORARY simple version (serial, float64/float32 via double) until the SpMV work lands. */
-#include "core/internal.h"
+/* The outer product restricted to a pattern, the one primitive behind every adjoint with
+ * respect to matrix values (SpMV, solve, eigensolve, logdet):
+ *   dvalues[b][s] += alpha · Σ_j u[b][r_s][j] · v[b][c_s][j]   for each slot s = (r_s, c_s).
+ * One row-parallel pass over the pattern (core/t_outer.h through sla_rows_parallel). */
+#include "core/kernels.h"
 
-static double ld(sla_dtype t, const void *p, int64_t i)
+/* One outer product as the kernels see it (strides 0 broadcast u or v over the batch). */
+typedef struct outer_ctx {
+    const int64_t *rowptr;
+    const int32_t *colind;
+    int64_t nnz;
+    const void *u, *v;
+    int64_t u_stride, v_stride;
+    int64_t k;
+    double alpha;
+    int overwrite;
+    void *dvalues;
+} outer_ctx;
+
+#define SLA_TEMPLATE "core/t_outer.h"
+#include "core/instantiate.h"
+
+void sla_pattern_outer_run(const sla_pattern *p, sla_dtype dtype, int64_t batch, double alpha,
+                           const void *u, int u_batched, const void *v, int v_batched,
+                           int64_t k, int overwrite, void *dvalues)
 {
-    return t == SLA_FLOAT64 ? ((const double *)p)[i] : ((const float *)p)[i];
+    int64_t m = sla_pattern_nrows(p);
+    outer_ctx c = {.rowptr = sla_pattern_rowptr(p), .colind = sla_pattern_colind(p),
+                   .nnz = sla_pattern_nnz(p), .u = u, .v = v,
+                   .u_stride = u_batched ? m * k : 0,
+                   .v_stride = v_batched ? sla_pattern_ncols(p) * k : 0,
+                   .k = k, .alpha = alpha, .overwrite = overwrite, .dvalues = dvalues};
+    sla_rows_parallel(c.rowptr, m, batch, k, dtype == SLA_FLOAT64 ? outer_rows_f64
+                                                                  : outer_rows_f32, &c);
 }
 
-sla_status sla_pattern_outer_add(const sla_pattern *p, sla_dtype dtype, int64_t batch, double alpha,
-                                 const void *u, int u_batched, const void *v, int v_batched,
-                                 int64_t k, void *dvalues)
+sla_status sla_pattern_outer_add(const sla_pattern *p, sla_dtype dtype, int64_t batch,
+                                 double alpha, const void *u, int u_batched, const void *v,
+                                 int v_batched, int64_t k, void *dvalues)
 {
-    SLA_CHECK_ARG(p && u && v && dvalues, "NULL argument");
-    int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p), nnz = sla_pattern_nnz(p);
-    const int64_t *rp = sla_pattern_rowptr(p);
-    const int32_t *ci = sla_pattern_colind(p);
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
-                double acc = 0;
-                for (int64_t j = 0; j < k; j++)
-                    acc += ld(dtype, u, (u_batched ? b * m * k : 0) + i * k + j) *
-                           ld(dtype, v, (v_batched ? b * n * k : 0) + ci[s] * k + j);
-                if (dtype == SLA_FLOAT64) ((double *)dvalues)[b * nnz + s] += alpha * acc;
-                else ((float *)dvalues)[b * nnz + s] += (float)(alpha * acc);
-            }
+    SLA_CHECK_ARG(p, "pattern is NULL");
+    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
+    SLA_CHECK_ARG(batch >= 1, "batch = %lld < 1", (long long)batch);
+    SLA_CHECK_ARG(k >= 1, "k = %lld < 1", (long long)k);
+    SLA_TRY(sla_check_flag(__func__, "u_batched", u_batched));
+    SLA_TRY(sla_check_flag(__func__, "v_batched", v_batched));
+    int64_t nu, nv, nd, m = sla_pattern_nrows(p), n = sla_pattern_ncols(p);
+    size_t es = sla_dtype_size(dtype);
+    SLA_TRY(sla_check_block(__func__, "u", u, u_batched ? batch : 1, m, k, &nu));
+    SLA_TRY(sla_check_block(__func__, "v", v, v_batched ? batch : 1, n, k, &nv));
+    SLA_TRY(sla_check_block(__func__, "dvalues", dvalues, batch, sla_pattern_nnz(p), 1, &nd));
+    size_t dbytes = (size_t)nd * es;
+    SLA_TRY(sla_check_overlap(__func__, "dvalues", dvalues, dbytes, "u", u, (size_t)nu * es));
+    SLA_TRY(sla_check_overlap(__func__, "dvalues", dvalues, dbytes, "v", v, (size_t)nv * es));
+    sla_pattern_outer_run(p, dtype, batch, alpha, u, u_batched, v, v_batched, k, 0, dvalues);
     return SLA_OK;
 }

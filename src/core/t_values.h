@@ -7,8 +7,9 @@ static void FN(gather)(const sla_pattern *p, int64_t batch, const REAL *coo, REA
     for (int64_t b = 0; b < batch; b++) {
         REAL *dst = csr + b * nnz;
         const REAL *src = coo + b * nin;
-        for (int64_t s = 0; s < nnz; s++) dst[s] = 0;
-        /* input order: duplicates are summed in the order the caller gave them */
+        /* start at −0 (the additive identity: −0 + x = x for every x, −0 included), then sum
+         * duplicates in the order the caller gave them */
+        for (int64_t s = 0; s < nnz; s++) dst[s] = (REAL)-0.0;
         for (int64_t k = 0; k < nin; k++) dst[map[k]] += src[k];
     }
 }

@@ -8,17 +8,10 @@
 
 #define WORD_MAX 40
 
-static int is_blank(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
-}
-
 static int same_word(const char *a, const char *b)
 {
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? *a - 'A' + 'a' : *a;
-        if (x != *b) return 0;
-    }
+    for (; *a && *b; a++, b++)
+        if (mm_lower(*a) != *b) return 0;
     return *a == *b;
 }
 
@@ -33,10 +26,10 @@ static int lookup(const char *word, const char *const *names)
 /* Next blank-separated word of the current line into buf; 0 at the end of the line. */
 static int next_word(mm_cursor *c, char *buf)
 {
-    while (c->p < c->end && is_blank(*c->p)) c->p++;
+    while (c->p < c->end && mm_is_blank(*c->p)) c->p++;
     if (c->p == c->end || *c->p == '\n') return 0;
     mm_token(c->p, c->end, buf, WORD_MAX);
-    while (c->p < c->end && *c->p != '\n' && !is_blank(*c->p)) c->p++;
+    while (c->p < c->end && *c->p != '\n' && !mm_is_blank(*c->p)) c->p++;
     return 1;
 }
 

@@ -8,6 +8,23 @@
 
 #include "core/internal.h"
 
+/* ---- character classes (table in mm_text.c) ---- */
+
+/* Blanks separate the numbers of a line; '\r' is one, so CRLF files need no special case. */
+extern const unsigned char mm_blank[256];
+
+static inline int mm_is_blank(char ch) { return mm_blank[(unsigned char)ch]; }
+
+static inline int mm_is_digit(char ch) { return (unsigned)(ch - '0') < 10u; }
+
+static inline char mm_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+/** 1 if a token ends at p: a blank, a newline or the end of the text. */
+static inline int mm_is_delim(const char *p, const char *end)
+{
+    return p == end || *p == '\n' || mm_is_blank(*p);
+}
+
 /* ---- cursor over the text being parsed (mm_text.c) ---- */
 
 /** Position in a text of known length (not NUL-terminated: sla_mm_read_buffer borrows the

@@ -17,25 +17,11 @@
 
 #include "io/mm_internal.h"
 
-static int is_blank(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
-}
-
-static int is_delim(const char *p, const char *end)
-{
-    return p == end || *p == '\n' || is_blank(*p);
-}
-
-static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-
-static int lower(char ch) { return ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch; }
-
 /* Skips blanks; returns 0 if the line (or text) ends first. */
 static int token_start(const char **pp, const char *end)
 {
     const char *p = *pp;
-    while (p < end && is_blank(*p)) p++;
+    while (p < end && mm_is_blank(*p)) p++;
     *pp = p;
     return p < end && *p != '\n';
 }
@@ -46,17 +32,14 @@ mm_num mm_scan_int64(const char **pp, const char *end, int64_t *v)
     const char *p = *pp;
     int neg = 0;
     if (*p == '+' || *p == '-') neg = *p++ == '-';
-    if (p == end || !is_digit(*p)) return MM_NUM_BAD;
-    uint64_t u = 0;
-    int over = 0;
-    for (; p < end && is_digit(*p); p++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (u > (UINT64_MAX - d) / 10) over = 1;
-        else u = u * 10 + d;
-    }
-    if (!is_delim(p, end)) return MM_NUM_BAD;
+    const char *digits = p;
+    while (p < end && *p == '0') p++;
+    const char *first = p;
+    uint64_t u = 0;          /* exact for up to 19 significant digits; longer ones overflow */
+    for (; p < end && mm_is_digit(*p); p++) u = u * 10 + (uint64_t)(*p - '0');
+    if (p == digits || !mm_is_delim(p, end)) return MM_NUM_BAD;
     uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    if (over || u > limit) return MM_NUM_RANGE;
+    if (p - first > 19 || u > limit) return MM_NUM_RANGE;
     *v = !neg ? (int64_t)u : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
     *pp = p;
     return MM_NUM_OK;
@@ -68,7 +51,7 @@ static size_t match_word(const char *p, const char *end, const char *word)
     size_t n = strlen(word);
     if ((size_t)(end - p) < n) return 0;
     for (size_t k = 0; k < n; k++)
-        if (lower(p[k]) != word[k]) return 0;
+        if (mm_lower(p[k]) != word[k]) return 0;
     return n;
 }
 
@@ -79,7 +62,7 @@ static mm_num scan_special(const char **pp, const char *p, const char *end, int 
     if ((n = match_word(p, end, "infinity")) || (n = match_word(p, end, "inf"))) x = INFINITY;
     else if ((n = match_word(p, end, "nan"))) x = NAN;
     else return MM_NUM_BAD;
-    if (!is_delim(p + n, end)) return MM_NUM_BAD;
+    if (!mm_is_delim(p + n, end)) return MM_NUM_BAD;
     *v = neg ? -x : x;
     *pp = p + n;
     return MM_NUM_OK;
@@ -140,18 +123,18 @@ mm_num mm_scan_double(const char **pp, const char *end, double *v)
     const char *tok = *pp, *p = tok;
     int neg = 0;
     if (*p == '+' || *p == '-') neg = *p++ == '-';
-    if (p < end && (lower(*p) == 'i' || lower(*p) == 'n')) return scan_special(pp, p, end, neg, v);
+    if (p < end && (mm_lower(*p) == 'i' || mm_lower(*p) == 'n')) return scan_special(pp, p, end, neg, v);
 
     uint64_t m = 0;          /* first 19 significant digits */
     int nsig = 0, digits = 0, inexact = 0;
     int64_t e10 = 0;         /* value = m · 10^e10 (before the written exponent) */
-    for (; p < end && is_digit(*p); p++, digits++) {
+    for (; p < end && mm_is_digit(*p); p++, digits++) {
         if (m == 0 && *p == '0') continue;
         if (nsig < 19) { m = m * 10 + (uint64_t)(*p - '0'); nsig++; }
         else { e10++; inexact |= *p != '0'; }
     }
     if (p < end && *p == '.') {
-        for (p++; p < end && is_digit(*p); p++, digits++) {
+        for (p++; p < end && mm_is_digit(*p); p++, digits++) {
             if (m == 0 && *p == '0') { e10--; continue; }
             if (nsig < 19) { m = m * 10 + (uint64_t)(*p - '0'); nsig++; e10--; }
             else inexact |= *p != '0';
@@ -162,13 +145,13 @@ mm_num mm_scan_double(const char **pp, const char *end, double *v)
         p++;
         int eneg = 0;
         if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
-        if (p == end || !is_digit(*p)) return MM_NUM_BAD;
+        if (p == end || !mm_is_digit(*p)) return MM_NUM_BAD;
         int64_t e = 0;
-        for (; p < end && is_digit(*p); p++)
+        for (; p < end && mm_is_digit(*p); p++)
             if (e < 100000) e = e * 10 + (*p - '0');      /* saturate: 10^±100000 is 0 or inf */
         e10 += eneg ? -e : e;
     }
-    if (!is_delim(p, end)) return MM_NUM_BAD;
+    if (!mm_is_delim(p, end)) return MM_NUM_BAD;
     if (p - tok > MM_NUM_MAX_CHARS) return MM_NUM_LONG;  /* whichever path would take it */
     if (m == 0 && !inexact) {
         *v = neg ? -0.0 : 0.0;

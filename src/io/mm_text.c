@@ -6,10 +6,7 @@
 
 #include "io/mm_internal.h"
 
-static int is_blank(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
-}
+const unsigned char mm_blank[256] = {[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\f'] = 1, ['\v'] = 1};
 
 sla_status mm_fail(const mm_cursor *c, int64_t line, const char *fmt, ...)
 {
@@ -25,7 +22,7 @@ int mm_next_data_line(mm_cursor *c)
 {
     const char *p = c->p, *end = c->end;
     for (;;) {
-        while (p < end && is_blank(*p)) p++;
+        while (p < end && mm_is_blank(*p)) p++;
         if (p == end) break;
         if (*p == '\n') {
             p++;
@@ -42,11 +39,11 @@ int mm_next_data_line(mm_cursor *c)
 const char *mm_token(const char *p, const char *end, char *buf, size_t size)
 {
     size_t n = 0;
-    while (p < end && n + 1 < size && *p != '\n' && !is_blank(*p)) {
+    while (p < end && n + 1 < size && *p != '\n' && !mm_is_blank(*p)) {
         unsigned char ch = (unsigned char)*p++;
         buf[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
     }
-    int cut = p < end && *p != '\n' && !is_blank(*p);
+    int cut = p < end && *p != '\n' && !mm_is_blank(*p);
     if (cut && n >= 3) buf[n - 3] = buf[n - 2] = buf[n - 1] = '.';
     buf[n] = '\0';
     return buf;
@@ -55,7 +52,7 @@ const char *mm_token(const char *p, const char *end, char *buf, size_t size)
 sla_status mm_end_line(mm_cursor *c, const char *what)
 {
     const char *p = c->p;
-    while (p < c->end && is_blank(*p)) p++;
+    while (p < c->end && mm_is_blank(*p)) p++;
     if (p < c->end && *p != '\n') {
         char tok[40];
         return mm_fail(c, c->line, "unexpected '%s' after the %s", mm_token(p, c->end, tok, sizeof tok),

@@ -274,6 +274,11 @@ const char *sla_solver_describe(const sla_solver *s)
     return s ? s->description : "";
 }
 
+sla_method sla_solver_method(const sla_solver *s)
+{
+    return s ? s->opt.method : SLA_METHOD_AUTO;
+}
+
 void sla_solver_free(sla_solver **ps)
 {
     if (!ps || !*ps) return;

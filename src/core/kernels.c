@@ -1,0 +1,63 @@
+/* The static row-parallel driver shared by the CSR kernels, and their common argument checks. */
+#include <omp.h>
+
+#include "core/kernels.h"
+
+/* Below this many (nonzeros + rows) × width per thread, starting threads costs more than it
+ * saves (measured on 2D Poisson: a few microseconds per parallel region). */
+#define SLA_ROWS_GRAIN 32768
+#define SLA_ROWS_MAX_PARTS 256
+
+void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int64_t width,
+                       sla_rows_fn fn, const void *ctx)
+{
+    if (nrows == 0 || batch == 0) return;
+    /* in double: nonzeros × width × batch may exceed int64 even when every array fits */
+    double work = (double)(rowptr[nrows] + nrows) * (double)width * (double)batch;
+    int64_t nparts = omp_get_max_threads();
+    if (nparts > SLA_ROWS_MAX_PARTS) nparts = SLA_ROWS_MAX_PARTS;
+    if (work / SLA_ROWS_GRAIN < (double)nparts) nparts = (int64_t)(work / SLA_ROWS_GRAIN);
+    if (nparts < 1) nparts = 1;
+    int64_t bounds[SLA_ROWS_MAX_PARTS + 1];
+    sla_partition_rows(rowptr, nrows, (int)nparts, bounds);
+    #pragma omp parallel num_threads((int)nparts) if (nparts > 1)
+    {
+        /* the runtime may grant fewer threads than parts: each thread then takes several */
+        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int64_t b = 0; b < batch; b++)
+            for (int64_t q = t; q < nparts; q += nt)
+                if (bounds[q] < bounds[q + 1]) fn(ctx, b, bounds[q], bounds[q + 1]);
+    }
+}
+
+sla_status sla_check_block(const char *func, const char *name, const void *ptr, int64_t nbatch,
+                           int64_t rows, int64_t k, int64_t *count)
+{
+    int64_t c = 0;
+    if (__builtin_mul_overflow(nbatch, rows, &c) || __builtin_mul_overflow(c, k, &c))
+        return sla_error_set(SLA_EINVAL, func, "%s: [%lld][%lld][%lld] elements overflow int64",
+                             name, (long long)nbatch, (long long)rows, (long long)k);
+    if (!ptr && c > 0)
+        return sla_error_set(SLA_EINVAL, func, "%s is NULL (expected [%lld][%lld][%lld] elements)",
+                             name, (long long)nbatch, (long long)rows, (long long)k);
+    if (count) *count = c;
+    return SLA_OK;
+}
+
+sla_status sla_check_flag(const char *func, const char *name, int value)
+{
+    if (value != 0 && value != 1)
+        return sla_error_set(SLA_EINVAL, func, "%s = %d is not 0 or 1", name, value);
+    return SLA_OK;
+}
+
+sla_status sla_check_overlap(const char *func, const char *out_name, const void *out,
+                             size_t out_bytes, const char *in_name, const void *in,
+                             size_t in_bytes)
+{
+    uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
+    if (out && in && out_bytes && in_bytes && o < i + in_bytes && i < o + out_bytes)
+        return sla_error_set(SLA_EINVAL, func, "%s overlaps %s (outputs must not alias inputs)",
+                             out_name, in_name);
+    return SLA_OK;
+}

@@ -1,0 +1,42 @@
+/* Private interface of the row-parallel CSR kernels (SpMV, the restricted outer product and the
+ * adjoints built on them): the parallel driver, argument checks shared by their entry points,
+ * and the outer product with an overwrite switch. Not installed. */
+#ifndef SLA_KERNELS_H
+#define SLA_KERNELS_H
+
+#include "core/internal.h"
+
+/** Work on rows [r0, r1) of batch element b; ctx carries the kernel's arguments. */
+typedef void (*sla_rows_fn)(const void *ctx, int64_t b, int64_t r0, int64_t r1);
+
+/** Calls fn once for every batch element and every part of a static split of rows [0, nrows)
+ *  into parts of about equal nonzero count, one part per OpenMP thread (a single part when the
+ *  work, nonzeros × width × batch, is too small to pay for threads). Each row belongs to exactly
+ *  one call, so a kernel that sums each row in a fixed order gives results independent of the
+ *  thread count. */
+void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int64_t width,
+                       sla_rows_fn fn, const void *ctx);
+
+/** Number of elements of a dense block [nbatch][rows][k] in *count, or SLA_EINVAL naming `name`
+ *  if that overflows int64, or if ptr is NULL while the block is not empty. */
+sla_status sla_check_block(const char *func, const char *name, const void *ptr, int64_t nbatch,
+                           int64_t rows, int64_t k, int64_t *count);
+
+/** SLA_EINVAL naming `name` unless value is 0 or 1. */
+sla_status sla_check_flag(const char *func, const char *name, int value);
+
+/** SLA_EINVAL naming both arrays if out (written) overlaps in (read): a kernel would then read
+ *  entries it has already overwritten, and an input would be modified. Sizes in bytes. */
+sla_status sla_check_overlap(const char *func, const char *out_name, const void *out,
+                             size_t out_bytes, const char *in_name, const void *in,
+                             size_t in_bytes);
+
+/** The kernel of sla_pattern_outer_add() (arguments already checked), with
+ *  overwrite = 1: dvalues = alpha · Σ_j u[r_s][j]·v[c_s][j], dvalues not read (gradients that
+ *  are returned rather than accumulated save one pass over [batch][nnz]);
+ *  overwrite = 0: dvalues += the same, as the public function. */
+void sla_pattern_outer_run(const sla_pattern *p, sla_dtype dtype, int64_t batch, double alpha,
+                           const void *u, int u_batched, const void *v, int v_batched,
+                           int64_t k, int overwrite, void *dvalues);
+
+#endif

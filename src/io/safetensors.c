@@ -1,0 +1,243 @@
+/* Sparse matrices in safetensors files with torch-sla's layout (tensors values, row_indices,
+ * col_indices, shape). Format: 8-byte little-endian header length N, N bytes of JSON
+ * {"name": {"dtype": "F64", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
+ * then the byte buffer the offsets point into (https://github.com/huggingface/safetensors). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/internal.h"
+
+#define ST_MAX_HEADER ((uint64_t)100 << 20)
+
+typedef struct {
+    const char *name;
+    const char *dtype;       /* "F64", "F32", "I64", "I32" */
+    int64_t dims[2];
+    int ndim;
+    const unsigned char *data;
+    size_t bytes;
+} st_tensor;
+
+static size_t st_elem_size(const char *dtype)
+{
+    if (!strcmp(dtype, "F64") || !strcmp(dtype, "I64")) return 8;
+    if (!strcmp(dtype, "F32") || !strcmp(dtype, "I32")) return 4;
+    return 0;
+}
+
+static double st_get(const st_tensor *t, int64_t k)
+{
+    const unsigned char *p = t->data + (size_t)k * st_elem_size(t->dtype);
+    if (!strcmp(t->dtype, "F64")) { double v; memcpy(&v, p, 8); return v; }
+    if (!strcmp(t->dtype, "F32")) { float v; memcpy(&v, p, 4); return v; }
+    if (!strcmp(t->dtype, "I64")) { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static int64_t st_get_int(const st_tensor *t, int64_t k)
+{
+    const unsigned char *p = t->data + (size_t)k * st_elem_size(t->dtype);
+    if (!strcmp(t->dtype, "I64")) { int64_t v; memcpy(&v, p, 8); return v; }
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static sla_status st_find(const char *path, const cJSON *hdr, const unsigned char *buf,
+                          size_t buflen, const char *name, int is_index, st_tensor *t)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(hdr, name);
+    if (!cJSON_IsObject(e))
+        return SLA_FAIL(SLA_EPARSE, "%s: no tensor \"%s\" (torch-sla layout: values, row_indices, "
+                        "col_indices, shape)", path, name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)
+        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" lacks dtype, shape or data_offsets", path, name);
+    t->name = name;
+    t->dtype = dt->valuestring;
+    size_t es = st_elem_size(t->dtype);
+    if (!es || (is_index && t->dtype[0] != 'I'))
+        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
+                        t->dtype, is_index ? "I64 or I32" : "F64, F32, I64 or I32");
+    t->ndim = cJSON_GetArraySize(sh);
+    if (t->ndim < 1 || t->ndim > 2)
+        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
+    uint64_t count = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        const cJSON *x = cJSON_GetArrayItem(sh, d);
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 9e15)
+            return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has an invalid shape", path, name);
+        t->dims[d] = (int64_t)x->valuedouble;
+        if (t->dims[d] && count > UINT64_MAX / 16 / (uint64_t)t->dims[d])
+            return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" shape overflows", path, name);
+        count *= (uint64_t)t->dims[d];
+    }
+    double b = cJSON_GetArrayItem(off, 0)->valuedouble, en = cJSON_GetArrayItem(off, 1)->valuedouble;
+    if (!(b >= 0 && en >= b && en <= (double)buflen) || (uint64_t)(en - b) != count * es)
+        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" data_offsets [%.0f, %.0f] do not match its "
+                        "shape or lie outside the %zu-byte buffer", path, name, b, en, buflen);
+    t->data = buf + (size_t)b;
+    t->bytes = (size_t)(en - b);
+    return SLA_OK;
+}
+
+static sla_status st_build(const char *path, const st_tensor *v, const st_tensor *r,
+                           const st_tensor *c, const st_tensor *shape, sla_coo **out)
+{
+    if (v->ndim != 1)
+        return SLA_FAIL(SLA_EPARSE, "%s: \"values\" has shape [%lld, %lld]: a batch of matrices; "
+                        "read one matrix at a time", path, (long long)v->dims[0], (long long)v->dims[1]);
+    int64_t nnz = v->dims[0];
+    if (r->ndim != 1 || c->ndim != 1 || r->dims[0] != nnz || c->dims[0] != nnz)
+        return SLA_FAIL(SLA_EPARSE, "%s: row_indices and col_indices must have shape [%lld]", path,
+                        (long long)nnz);
+    if (shape->ndim != 1 || shape->dims[0] != 2)
+        return SLA_FAIL(SLA_EPARSE, "%s: \"shape\" must have 2 entries", path);
+    int64_t m = st_get_int(shape, 0), n = st_get_int(shape, 1);
+    if (m < 0 || n < 0) return SLA_FAIL(SLA_EPARSE, "%s: negative shape %lld × %lld", path, (long long)m, (long long)n);
+    sla_coo *coo = sla_calloc(1, sizeof *coo, "coo");
+    if (!coo) return SLA_ENOMEM;
+    coo->row = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
+    coo->col = sla_malloc((size_t)nnz, sizeof(int64_t), "cols");
+    coo->values = sla_malloc((size_t)nnz, sizeof(double), "values");
+    if (!coo->row || !coo->col || !coo->values) { sla_coo_free(&coo); return SLA_ENOMEM; }
+    coo->nrows = m;
+    coo->ncols = n;
+    coo->nnz = coo->nnz_stored = nnz;
+    coo->field = v->dtype[0] == 'I' ? SLA_MM_INTEGER : SLA_MM_REAL;
+    for (int64_t k = 0; k < nnz; k++) {
+        coo->row[k] = st_get_int(r, k);
+        coo->col[k] = st_get_int(c, k);
+        coo->values[k] = st_get(v, k);
+        if (coo->row[k] < 0 || coo->row[k] >= m || coo->col[k] < 0 || coo->col[k] >= n) {
+            sla_status st = SLA_FAIL(SLA_EPARSE, "%s: entry %lld at (%lld, %lld) is outside the "
+                                     "%lld × %lld shape", path, (long long)k, (long long)coo->row[k],
+                                     (long long)coo->col[k], (long long)m, (long long)n);
+            sla_coo_free(&coo);
+            return st;
+        }
+    }
+    *out = coo;
+    return SLA_OK;
+}
+
+static sla_status read_file(const char *path, unsigned char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return SLA_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
+    sla_status st = SLA_OK;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = SLA_FAIL(SLA_EIO, "%s: cannot seek", path);
+    unsigned char *b = st == SLA_OK ? sla_malloc((size_t)size, 1, "file buffer") : NULL;
+    if (st == SLA_OK && !b) st = SLA_ENOMEM;
+    if (st == SLA_OK && fread(b, 1, (size_t)size, f) != (size_t)size)
+        st = SLA_FAIL(SLA_EIO, "%s: short read", path);
+    fclose(f);
+    if (st != SLA_OK) { sla_free(b); return st; }
+    *buf = b;
+    *len = (size_t)size;
+    return SLA_OK;
+}
+
+sla_status sla_safetensors_read(const char *path, sla_coo **out)
+{
+    SLA_CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    SLA_CHECK_ARG(path, "path is NULL");
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    SLA_TRY(read_file(path, &buf, &len));
+    uint64_t hlen = 0;
+    for (int i = 7; len >= 8 && i >= 0; i--) hlen = (hlen << 8) | buf[i];
+    sla_status st = SLA_OK;
+    if (len < 8 || hlen > ST_MAX_HEADER || hlen > len - 8)
+        st = SLA_FAIL(SLA_EPARSE, "%s: not a safetensors file (header length %llu, file %zu bytes)",
+                      path, (unsigned long long)hlen, len);
+    cJSON *hdr = st == SLA_OK ? cJSON_ParseWithLength((const char *)buf + 8, (size_t)hlen) : NULL;
+    if (st == SLA_OK && !cJSON_IsObject(hdr))
+        st = SLA_FAIL(SLA_EPARSE, "%s: the safetensors header is not a JSON object", path);
+    st_tensor v, r, c, shape;
+    const unsigned char *data = buf + 8 + hlen;
+    size_t dlen = len - 8 - (size_t)hlen;
+    if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "values", 0, &v);
+    if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
+    if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "col_indices", 1, &c);
+    if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
+    if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out);
+    cJSON_Delete(hdr);
+    sla_free(buf);
+    return st;
+}
+
+/* header entry for one tensor laid out at *offset */
+static int st_add(cJSON *hdr, const char *name, const char *dtype, int64_t d0, size_t bytes,
+                  size_t *offset)
+{
+    cJSON *t = cJSON_AddObjectToObject(hdr, name);
+    cJSON *sh = t ? cJSON_AddArrayToObject(t, "shape") : NULL;
+    cJSON *off = t ? cJSON_AddArrayToObject(t, "data_offsets") : NULL;
+    if (!t || !sh || !off || !cJSON_AddStringToObject(t, "dtype", dtype)) return 0;
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)d0));
+    cJSON_AddItemToArray(off, cJSON_CreateNumber((double)*offset));
+    cJSON_AddItemToArray(off, cJSON_CreateNumber((double)(*offset + bytes)));
+    *offset += bytes;
+    return 1;
+}
+
+static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype)
+{
+    for (int64_t k = 0; k < coo->nnz; k++) {
+        int ok;
+        if (dtype == SLA_FLOAT64) ok = fwrite(&coo->values[k], 8, 1, f) == 1;
+        else { float x = (float)coo->values[k]; ok = fwrite(&x, 4, 1, f) == 1; }
+        if (!ok) return 0;
+    }
+    int64_t shape[2] = {coo->nrows, coo->ncols};
+    return fwrite(coo->row, 8, (size_t)coo->nnz, f) == (size_t)coo->nnz &&
+           fwrite(coo->col, 8, (size_t)coo->nnz, f) == (size_t)coo->nnz &&
+           fwrite(shape, 8, 2, f) == 2;
+}
+
+sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype)
+{
+    SLA_CHECK_ARG(path && coo, "path or coo is NULL");
+    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
+    if (coo->field == SLA_MM_COMPLEX)
+        return SLA_FAIL(SLA_EDTYPE, "complex matrices cannot be written yet");
+    cJSON *hdr = cJSON_CreateObject();
+    size_t off = 0, es = sla_dtype_size(dtype), n = (size_t)coo->nnz;
+    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", coo->nnz, n * es, &off) &&
+             st_add(hdr, "row_indices", "I64", coo->nnz, n * 8, &off) &&
+             st_add(hdr, "col_indices", "I64", coo->nnz, n * 8, &off) &&
+             st_add(hdr, "shape", "I64", 2, 16, &off);
+    cJSON *meta = ok ? cJSON_AddObjectToObject(hdr, "__metadata__") : NULL;
+    ok = ok && meta && cJSON_AddStringToObject(meta, "format", "sparse_tensor") &&
+         cJSON_AddStringToObject(meta, "dtype", dtype == SLA_FLOAT64 ? "torch.float64" : "torch.float32") &&
+         cJSON_AddStringToObject(meta, "version", "1.0") &&
+         cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING);
+    char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
+    cJSON_Delete(hdr);
+    if (!json) return SLA_FAIL(SLA_ENOMEM, "cannot build the safetensors header");
+    size_t hl = strlen(json), padded = (hl + 7) / 8 * 8;   /* buffer starts 8-byte aligned */
+    FILE *f = fopen(path, "wb");
+    sla_status st = f ? SLA_OK : SLA_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
+    if (st == SLA_OK) {
+        unsigned char len8[8];
+        for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+        int w = fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, hl, f) == hl;
+        for (size_t i = hl; w && i < padded; i++) w = fputc(' ', f) != EOF;
+        w = w && st_write_all(f, coo, dtype);
+        if (fclose(f) != 0 || !w) st = SLA_FAIL(SLA_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    cJSON_free(json);
+    return st;
+}

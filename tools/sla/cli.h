@@ -1,0 +1,57 @@
+/* The sla command-line tool: shared declarations. */
+#ifndef SLA_CLI_H
+#define SLA_CLI_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "sla/sla.h"
+
+/* Exit codes (documented in --help and the README). */
+enum { EXIT_OK = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_FAILURE_ = 3 };
+
+/* A matrix loaded from a file, with what the file said about it. */
+typedef struct cli_matrix {
+    const char *path;
+    sla_coo *coo;            /* as read (expanded symmetric storage) */
+    sla_pattern *pattern;    /* NULL for complex matrices */
+    double *values;          /* [nnz] float64, CSR order */
+    const char *format;      /* "matrix market", "rutherford-boeing", "safetensors" */
+} cli_matrix;
+
+/* Loads FILE by its extension (.mtx, .mtx.gz, .rb/.rua/.rsa/..., .safetensors). On failure prints
+ * "sla: FILE: message" to stderr and returns the exit code (2 for bad input, 3 otherwise). */
+int cli_load(const char *path, int need_real, cli_matrix *m);
+void cli_matrix_free(cli_matrix *m);
+
+/* Prints "sla CMD: message" for a failed status and returns the matching exit code. */
+int cli_fail(const char *cmd, sla_status st, const char *what);
+
+/* Usage error: prints the message and a hint to run --help, returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a number option value; returns 0 and prints a usage error on failure. */
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out);
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long long *out);
+
+/* Seconds since an arbitrary origin (monotonic). */
+double cli_now(void);
+/* Peak resident set size of this process in bytes. */
+double cli_peak_rss(void);
+
+/* Prints a cJSON object to stdout (formatted) and deletes it. */
+void cli_print_json(cJSON *obj);
+
+/* Names of the Matrix Market header words. */
+const char *cli_field_name(sla_mm_field f);
+const char *cli_symmetry_name(sla_mm_symmetry s);
+
+/* Subcommands: argc/argv start at the subcommand name. */
+int cmd_info(int argc, char **argv);
+int cmd_solve(int argc, char **argv);
+int cmd_eigsh(int argc, char **argv);
+int cmd_logdet(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+#endif

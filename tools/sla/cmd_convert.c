@@ -1,0 +1,62 @@
+/* sla convert IN OUT: Matrix Market (.mtx, .mtx.gz), Rutherford–Boeing, safetensors. */
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: sla convert IN OUT [--float32]\n"
+    "\n"
+    "Converts a sparse matrix between formats chosen by file extension:\n"
+    "  .mtx, .mtx.gz                 Matrix Market (gzip when the name ends in .gz); a symmetric\n"
+    "                                input is written as symmetric (lower triangle)\n"
+    "  .rb .rua .rsa .psa .pua ...   Rutherford-Boeing (SuiteSparse RBio)\n"
+    "  .safetensors                  torch-sla layout: values, row_indices, col_indices, shape\n"
+    "\n"
+    "  --float32   store safetensors values as F32 (default F64)\n"
+    "Complex matrices are not converted yet.\n";
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    sla_dtype st_dtype = SLA_FLOAT64;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return EXIT_OK; }
+        if (!strcmp(argv[i], "--float32")) st_dtype = SLA_FLOAT32;
+        else if (argv[i][0] == '-') return cli_usage_error("convert", "unknown option '%s'", argv[i]);
+        else if (!in) in = argv[i];
+        else if (!out) out = argv[i];
+        else return cli_usage_error("convert", "too many files ('%s')", argv[i]);
+    }
+    if (!in || !out) return cli_usage_error("convert", "need IN and OUT files");
+    cli_matrix m;
+    int rc = cli_load(in, 1, &m);
+    if (rc) return rc;
+    sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
+    sla_mm_field field = m.coo->field;
+    sla_status st;
+    if (ends_with(out, ".safetensors")) {
+        st = sla_safetensors_write(out, m.coo, st_dtype);
+    } else if (ends_with(out, ".mtx") || ends_with(out, ".mtx.gz")) {
+        int sym = 0;
+        if (m.coo->symmetry == SLA_MM_SYMMETRIC) sla_matrix_is_symmetric(&A, 0, 0, &sym);
+        st = sla_mm_write(out, &A, 0, field, sym ? SLA_MM_SYMMETRIC : SLA_MM_GENERAL,
+                          "converted by sla convert");
+    } else if (ends_with(out, ".rb") || ends_with(out, ".rua") || ends_with(out, ".rsa") ||
+               ends_with(out, ".psa") || ends_with(out, ".pua")) {
+        st = sla_rb_write(out, &A, 0, field, in);
+    } else {
+        cli_matrix_free(&m);
+        return cli_usage_error("convert", "unknown output format for '%s' (use .mtx, .mtx.gz, "
+                               ".rb/.rua/.rsa, .safetensors)", out);
+    }
+    if (st) rc = cli_fail("convert", st, out);
+    cli_matrix_free(&m);
+    return rc;
+}

@@ -1,0 +1,145 @@
+/* sla info FILE: what the matrix is, and what method=auto would do with it. */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: sla info FILE [--json]\n"
+    "\n"
+    "Prints shape, nnz, field and symmetry from the header, structural and numerical symmetry,\n"
+    "the diagonal (present, signs), norms (1, inf, Frobenius, max), nnz per row, bandwidth, and\n"
+    "for a square real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
+    "analysis and the factorization or preconditioner set-up).\n"
+    "\n"
+    "  --json   print one JSON object instead of text\n";
+
+typedef struct {
+    int structural, numerical;
+    sla_diag_info diag;
+    sla_pattern_stats stats;
+    double norm1, norminf, normF, normmax;
+    char auto_choice[400];
+    int auto_ok;
+} info_facts;
+
+static void gather_facts(const cli_matrix *m, info_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    sla_matrix A = sla_matrix_view(m->pattern, SLA_FLOAT64, 1, m->values);
+    f->structural = sla_pattern_is_structurally_symmetric(m->pattern);
+    sla_matrix_is_symmetric(&A, 1e-12, 0, &f->numerical);
+    sla_matrix_diag_info(&A, &f->diag);
+    sla_pattern_get_stats(m->pattern, &f->stats);
+    sla_matrix_norm(&A, '1', &f->norm1);
+    sla_matrix_norm(&A, 'I', &f->norminf);
+    sla_matrix_norm(&A, 'F', &f->normF);
+    sla_matrix_norm(&A, 'M', &f->normmax);
+    if (m->coo->nrows != m->coo->ncols) {
+        snprintf(f->auto_choice, sizeof f->auto_choice,
+                 "none: the matrix is rectangular (%lld × %lld); solvers need a square matrix",
+                 (long long)m->coo->nrows, (long long)m->coo->ncols);
+        return;
+    }
+    sla_solver *s = NULL;
+    sla_status st = sla_solver_create(&A, NULL, &s);
+    if (st == SLA_OK) {
+        snprintf(f->auto_choice, sizeof f->auto_choice, "%s", sla_solver_describe(s));
+        f->auto_ok = 1;
+    } else {
+        snprintf(f->auto_choice, sizeof f->auto_choice, "fails: %s", sla_last_error());
+    }
+    sla_solver_free(&s);
+}
+
+static void print_text(const cli_matrix *m, const info_facts *f)
+{
+    const sla_coo *c = m->coo;
+    printf("file:        %s (%s)\n", m->path, m->format);
+    printf("shape:       %lld × %lld\n", (long long)c->nrows, (long long)c->ncols);
+    printf("entries:     %lld stored, %lld after symmetric expansion, nnz %lld (duplicates summed)\n",
+           (long long)c->nnz_stored, (long long)c->nnz, (long long)sla_pattern_nnz(m->pattern));
+    printf("header:      %s %s%s\n", cli_field_name(c->field), cli_symmetry_name(c->symmetry),
+           c->is_array ? " (array format)" : "");
+    printf("symmetry:    structural %s, numerical %s\n", f->structural ? "yes" : "no",
+           f->numerical ? "yes" : "no");
+    printf("diagonal:    %lld present, %lld missing; %lld positive, %lld negative, %lld zero\n",
+           (long long)f->diag.present, (long long)f->diag.missing, (long long)f->diag.positive,
+           (long long)f->diag.negative, (long long)f->diag.zero);
+    printf("norms:       1-norm %.6g, inf-norm %.6g, Frobenius %.6g, max |a_ij| %.6g\n", f->norm1,
+           f->norminf, f->normF, f->normmax);
+    printf("rows:        nnz per row min %lld, max %lld, mean %.2f, std %.2f; %lld empty rows, "
+           "%lld empty columns\n", (long long)f->stats.min_row_nnz, (long long)f->stats.max_row_nnz,
+           f->stats.mean_row_nnz, f->stats.std_row_nnz, (long long)f->stats.empty_rows,
+           (long long)f->stats.empty_cols);
+    printf("bandwidth:   lower %lld, upper %lld\n", (long long)f->stats.lower_bandwidth,
+           (long long)f->stats.upper_bandwidth);
+    printf("auto:        %s\n", f->auto_choice);
+}
+
+static void print_json(const cli_matrix *m, const info_facts *f)
+{
+    const sla_coo *c = m->coo;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", m->path);
+    cJSON_AddStringToObject(o, "format", m->format);
+    cJSON_AddNumberToObject(o, "rows", (double)c->nrows);
+    cJSON_AddNumberToObject(o, "cols", (double)c->ncols);
+    cJSON_AddNumberToObject(o, "entries_stored", (double)c->nnz_stored);
+    cJSON_AddNumberToObject(o, "nnz", (double)sla_pattern_nnz(m->pattern));
+    cJSON_AddStringToObject(o, "field", cli_field_name(c->field));
+    cJSON_AddStringToObject(o, "symmetry", cli_symmetry_name(c->symmetry));
+    cJSON_AddBoolToObject(o, "structurally_symmetric", f->structural);
+    cJSON_AddBoolToObject(o, "numerically_symmetric", f->numerical);
+    cJSON *d = cJSON_AddObjectToObject(o, "diagonal");
+    cJSON_AddNumberToObject(d, "present", (double)f->diag.present);
+    cJSON_AddNumberToObject(d, "missing", (double)f->diag.missing);
+    cJSON_AddNumberToObject(d, "positive", (double)f->diag.positive);
+    cJSON_AddNumberToObject(d, "negative", (double)f->diag.negative);
+    cJSON_AddNumberToObject(d, "zero", (double)f->diag.zero);
+    cJSON *n = cJSON_AddObjectToObject(o, "norms");
+    cJSON_AddNumberToObject(n, "one", f->norm1);
+    cJSON_AddNumberToObject(n, "inf", f->norminf);
+    cJSON_AddNumberToObject(n, "fro", f->normF);
+    cJSON_AddNumberToObject(n, "max", f->normmax);
+    cJSON *r = cJSON_AddObjectToObject(o, "row_nnz");
+    cJSON_AddNumberToObject(r, "min", (double)f->stats.min_row_nnz);
+    cJSON_AddNumberToObject(r, "max", (double)f->stats.max_row_nnz);
+    cJSON_AddNumberToObject(r, "mean", f->stats.mean_row_nnz);
+    cJSON_AddNumberToObject(r, "std", f->stats.std_row_nnz);
+    cJSON_AddNumberToObject(o, "empty_rows", (double)f->stats.empty_rows);
+    cJSON_AddNumberToObject(o, "empty_cols", (double)f->stats.empty_cols);
+    cJSON_AddNumberToObject(o, "lower_bandwidth", (double)f->stats.lower_bandwidth);
+    cJSON_AddNumberToObject(o, "upper_bandwidth", (double)f->stats.upper_bandwidth);
+    cJSON_AddStringToObject(o, "auto", f->auto_choice);
+    cli_print_json(o);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    int json = 0;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return EXIT_OK; }
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (argv[i][0] == '-') return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        else if (file) return cli_usage_error("info", "more than one FILE given ('%s', '%s')", file, argv[i]);
+        else file = argv[i];
+    }
+    if (!file) return cli_usage_error("info", "missing FILE");
+    cli_matrix m;
+    int rc = cli_load(file, 0, &m);
+    if (rc) return rc;
+    if (!m.pattern) {
+        fprintf(stderr, "sla info: %s: complex matrices are read but not analysed yet (%lld × %lld, "
+                "%lld entries)\n", file, (long long)m.coo->nrows, (long long)m.coo->ncols,
+                (long long)m.coo->nnz);
+        cli_matrix_free(&m);
+        return EXIT_USAGE;
+    }
+    info_facts f;
+    gather_facts(&m, &f);
+    if (json) print_json(&m, &f); else print_text(&m, &f);
+    cli_matrix_free(&m);
+    return EXIT_OK;
+}

@@ -1,0 +1,146 @@
+/* Shared pieces of the sla tool: loading files, errors, timing, JSON output. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static int is_rb(const char *path)
+{
+    static const char *const ext[] = {".rb", ".rua", ".rsa", ".rra", ".rza", ".pua", ".psa",
+                                      ".pra", ".pza", ".cua", ".csa", ".cha", ".iua", ".isa"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (ends_with(path, ext[i])) return 1;
+    return 0;
+}
+
+int cli_fail(const char *cmd, sla_status st, const char *what)
+{
+    fprintf(stderr, "sla %s: %s%s%s\n", cmd, what ? what : "", what ? ": " : "", sla_last_error());
+    switch (st) {
+    case SLA_EINVAL: case SLA_EINDEX: case SLA_ESHAPE: case SLA_EDTYPE: case SLA_EPARSE:
+    case SLA_EIO: case SLA_ENONFINITE: case SLA_EUNSUPPORTED:
+        return EXIT_USAGE;
+    case SLA_NOT_CONVERGED:
+        return EXIT_NOT_CONVERGED;
+    default:
+        return EXIT_FAILURE_;
+    }
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "sla %s: ", cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(run 'sla %s --help' for usage)\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    if (!s) { cli_usage_error(cmd, "option %s needs a value", opt); return 0; }
+    double v = strtod(s, &end);
+    if (end == s || *end) { cli_usage_error(cmd, "option %s: '%s' is not a number", opt, s); return 0; }
+    *out = v;
+    return 1;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long long *out)
+{
+    char *end = NULL;
+    if (!s) { cli_usage_error(cmd, "option %s needs a value", opt); return 0; }
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end) { cli_usage_error(cmd, "option %s: '%s' is not an integer", opt, s); return 0; }
+    *out = v;
+    return 1;
+}
+
+int cli_load(const char *path, int need_real, cli_matrix *m)
+{
+    memset(m, 0, sizeof *m);
+    m->path = path;
+    sla_status st;
+    if (ends_with(path, ".safetensors")) {
+        m->format = "safetensors";
+        st = sla_safetensors_read(path, &m->coo);
+    } else if (is_rb(path)) {
+        m->format = "rutherford-boeing";
+        st = sla_rb_read(path, &m->coo);
+    } else {
+        m->format = "matrix market";
+        st = sla_mm_read(path, &m->coo);
+    }
+    if (st == SLA_OK && (need_real || m->coo->field != SLA_MM_COMPLEX))
+        st = sla_coo_to_matrix(m->coo, SLA_FLOAT64, &m->pattern, (void **)&m->values);
+    if (st != SLA_OK) {
+        fprintf(stderr, "sla: %s\n", sla_last_error());
+        cli_matrix_free(m);
+        return st == SLA_ENOMEM ? EXIT_FAILURE_ : EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+void cli_matrix_free(cli_matrix *m)
+{
+    sla_coo_free(&m->coo);
+    sla_pattern_free(&m->pattern);
+    free(m->values);
+    m->values = NULL;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double cli_peak_rss(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return 1024.0 * (double)ru.ru_maxrss;   /* Linux reports kilobytes */
+}
+
+void cli_print_json(cJSON *obj)
+{
+    char *s = cJSON_Print(obj);
+    if (s) { puts(s); cJSON_free(s); }
+    cJSON_Delete(obj);
+}
+
+const char *cli_field_name(sla_mm_field f)
+{
+    switch (f) {
+    case SLA_MM_REAL: return "real";
+    case SLA_MM_INTEGER: return "integer";
+    case SLA_MM_PATTERN: return "pattern";
+    case SLA_MM_COMPLEX: return "complex";
+    }
+    return "?";
+}
+
+const char *cli_symmetry_name(sla_mm_symmetry s)
+{
+    switch (s) {
+    case SLA_MM_GENERAL: return "general";
+    case SLA_MM_SYMMETRIC: return "symmetric";
+    case SLA_MM_SKEW_SYMMETRIC: return "skew-symmetric";
+    case SLA_MM_HERMITIAN: return "hermitian";
+    }
+    return "?";
+}
