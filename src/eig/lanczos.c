@@ -223,7 +223,8 @@ static sla_status reset(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
  * proved sgn·(A − σI) SPD, so that every wanted eigenvalue lies on one side of σ and the
  * Ritz values λ̂ are bounds: λ̂_1 ≥ λ_1 for SA). The new shift sits below λ̂_1 by the spread of
  * the wanted Ritz values (at least a tenth of the gap to the next one), so that the convergence
- * ratio (λ_k − σ)/(λ_{k+1} − σ) improves; it is accepted only if it at least halves the
+ * ratio (λ_k − σ)/(λ_{k+1} − σ) improves; it is tried only when that ratio exceeds 0.9 (slow
+ * convergence: the restart from scratch costs a basis) and accepted only if it at least halves the
  * distance and a new Cholesky factorization proves it still below the spectrum (else it backs
  * off ×4, three times). Elements whose shift moved restart from their p best Ritz vectors.
  * Called right after the thick restart (V starts with the kept Ritz vectors, best first). */
@@ -246,7 +247,9 @@ static sla_status reshift(const eig_problem *P, eig_si *si, ks_elem *E, const in
         double lk1 = to_lambda(si, b, e->theta[e->order[k]]);
         double d1 = fabs(l0 - si->sigma[b]);
         double d = fmax(fmax(fabs(lk - l0), 0.1 * fabs(lk1 - l0)), 1e-12 * P->norm1[b]);
-        if (d < 0.5 * d1) { dist[b] = d; any = 1; }
+        /* only when convergence is slow: (λ_k − σ)/(λ_{k+1} − σ) close to 1 */
+        double ratio = fabs(lk - si->sigma[b]) / fabs(lk1 - si->sigma[b]);
+        if (d < 0.5 * d1 && ratio > 0.9) { dist[b] = d; any = 1; }
     }
     sla_status st = SLA_OK;
     int tried = 0;
@@ -380,7 +383,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
     if (st == SLA_OK)
         snprintf(R->what, sizeof R->what, "thick-restart Lanczos (block %lld, ncv %lld) on %s%s",
                  (long long)p, (long long)ncv, !si ? "A" : si->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
-                 nmoved ? ", shift moved toward the spectrum" : "");
+                 nmoved ? ", shift moved" : "");
     for (int64_t b = 0; E && b < batch; b++) ks_free(&E[b]);
     sla_free(E);
     sla_free(X);
