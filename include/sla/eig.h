@@ -10,9 +10,12 @@
  *               218 (2006); rank-revealing orthonormalization with dropping after Duersch,
  *               Shao, Yang & Gu, SIAM J. Sci. Comput. 40 (2018).
  *   LANCZOS     block thick-restart Lanczos (Krylov–Schur restart, full reorthogonalization;
- *               Wu & Simon, SIAM J. Matrix Anal. Appl. 22 (2000); Stewart 2001), in
- *               shift-invert mode on (A − σI)⁻¹ from a direct factorization made with
- *               sla_solver_create (eigenvalues nearest σ), or on A itself (regular mode).
+ *               Wu & Simon, SIAM J. Matrix Anal. Appl. 22 (2000); Stewart 2001) in shift-invert
+ *               mode on (A − σI)⁻¹ from a direct factorization made with sla_solver_create:
+ *               sigma → the eigenvalues nearest σ; SA / LA → a shift below / above the
+ *               spectrum proved by a successful Cholesky factorization (σ = 0 for SPD A, else
+ *               a Gershgorin bound), moved toward the spectrum while convergence is slow; SM →
+ *               σ = 0. LM: regular mode on A.
  *   ARPACK      ARPACK-ng's dsaupd/dseupd (implicitly restarted Lanczos, Lehoucq, Sorensen &
  *               Yang 1998) on the same operators, for comparison (build with SLA_HAVE_ARPACK).
  *   DENSE       LAPACK dsyevr on the dense matrix, for n ≤ SLA_EIGSH_DENSE_MAX_N.
@@ -53,7 +56,7 @@ typedef enum sla_eigsh_method {
     SLA_EIGSH_AUTO = 0,
     SLA_EIGSH_LOBPCG,        /**< extreme eigenvalues: SA, LA, LM (both ends), SM of a
                               *   semidefinite matrix (Gershgorin); no sigma */
-    SLA_EIGSH_LANCZOS,       /**< thick-restart block Lanczos; shift-invert for sigma and SM */
+    SLA_EIGSH_LANCZOS,       /**< thick-restart block Lanczos; shift-invert except for LM */
     SLA_EIGSH_ARPACK,        /**< ARPACK dsaupd on the same operator as LANCZOS */
     SLA_EIGSH_DENSE,         /**< LAPACK dsyevr, n ≤ SLA_EIGSH_DENSE_MAX_N */
     SLA_EIGSH_METHOD_COUNT
@@ -64,12 +67,14 @@ typedef struct sla_eigsh_options {
     sla_eigsh_which which;       /**< default SLA_EIGSH_LM */
     double sigma;                /**< shift-invert mode: the k eigenvalues nearest sigma.
                                   *   NAN (default): no shift */
-    double tol;                  /**< relative residual ‖A v − λ v‖₂ / ‖A‖₁, default 1e-10 */
+    double tol;                  /**< relative residual ‖A v − λ v‖₂ / ‖A‖₁, default 1e-10;
+                                  *   0 means 1e-14 */
     int64_t maxiter;             /**< LOBPCG iterations (default 2000), Lanczos/ARPACK restarts
                                   *   (default 300); ≤ 0: default */
     sla_eigsh_method method;     /**< default SLA_EIGSH_AUTO */
     const void *v0;              /**< optional start block [batch][n][nv0] (row-major, dtype of
-                                  *   A), or NULL (deterministic pseudo-random start) */
+                                  *   A), or NULL (deterministic pseudo-random start). LOBPCG
+                                  *   uses up to block columns, Lanczos block, ARPACK one */
     int64_t nv0;                 /**< columns of v0, 1 ≤ nv0 ≤ block size */
     int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
                                   *   block (default 2, see docs/eigsh.md); ≤ 0: default */
@@ -94,7 +99,8 @@ typedef struct sla_eigsh_options {
 typedef struct sla_eigsh_info {
     sla_eigsh_method method;     /**< the method used */
     sla_eigsh_which which;       /**< as requested */
-    double sigma;                /**< shift of the factorized A − σI; NAN if none */
+    double sigma;                /**< shift of the factorized A − σI (batch element 0's; the
+                                  *   elements' shifts may differ after moves); NAN if none */
     int64_t iterations;          /**< LOBPCG iterations / Lanczos block steps, max over batch */
     int64_t restarts;            /**< Lanczos/ARPACK restarts, max over batch */
     int64_t operator_applications; /**< vectors the iteration operator was applied to:
