@@ -153,11 +153,25 @@ static sla_eigsh_info run(const sla_matrix *A, int64_t k, sla_eigsh_method m, sl
 
 static int have_arpack(void) { return SLA_HAVE_ARPACK; }
 
+/* Shift-invert and the eigenvector VJP need direct backends: Cholesky and LDLᵀ (or LU). */
+static int have_method(sla_method m)
+{
+    for (int64_t i = 0; i < sla_backend_count(); i++) {
+        sla_backend_info bi;
+        if (sla_backend_get(i, &bi) == SLA_OK && bi.available && (bi.methods & (1u << m))) return 1;
+    }
+    return 0;
+}
+
+#define NEED_DIRECT() do { if (!have_method(SLA_METHOD_CHOLESKY) || \
+    (!have_method(SLA_METHOD_LDLT) && !have_method(SLA_METHOD_LU))) skip(); } while (0)
+
 /* ------------------------------------------------------------------------------------------ */
 /* forward                                                                                     */
 
 static void laplace1d_closed_form(void **state)
 {
+    NEED_DIRECT();
     int64_t n = 400, k = 5;
     sla_pattern *p; double *v;
     laplace1d(n, 0.0, &p, &v);
@@ -186,6 +200,7 @@ static void laplace1d_closed_form(void **state)
 
 static void laplace2d_closed_form(void **state)
 {
+    NEED_DIRECT();
     /* 40 × 40 grid: λ(i,j) = λ(j,i), so most eigenvalues have multiplicity 2 */
     int64_t m = 40, n = m * m, k = 6;
     sla_pattern *p; double *v;
@@ -213,6 +228,7 @@ static void laplace2d_closed_form(void **state)
 
 static void nos6_cluster(void **state)
 {
+    NEED_DIRECT();
     if (!tu_have_matrices()) skip();
     sla_pattern *p; double *v;
     tu_load("nos6.mtx", &p, &v);
@@ -239,6 +255,7 @@ static void nos6_cluster(void **state)
 
 static void bus1138_smallest(void **state)
 {
+    NEED_DIRECT();
     if (!tu_have_matrices()) skip();
     sla_pattern *p; double *v;
     tu_load("1138_bus.mtx", &p, &v);
@@ -285,6 +302,7 @@ static void random_symmetric(int64_t n, uint64_t seed, sla_pattern **p, double *
 
 static void dense_references(void **state)
 {
+    NEED_DIRECT();
     int64_t n = 360, k = 4;
     sla_pattern *p; double *v;
     random_symmetric(n, 7, &p, &v);
@@ -305,6 +323,7 @@ static void dense_references(void **state)
 
 static void negative_eigenvalues(void **state)
 {
+    NEED_DIRECT();
     /* 2D Laplacian − 5 I: spectrum in (−5, 3), so LM are the most negative, SM straddle 0 */
     int64_t m = 30, n = m * m, k = 5;
     sla_pattern *p; double *v;
@@ -326,6 +345,7 @@ static void negative_eigenvalues(void **state)
 
 static void hangglider_indefinite(void **state)
 {
+    NEED_DIRECT();
     if (!tu_have_matrices()) skip();
     sla_pattern *p; double *v;
     tu_load("hangGlider_2.mtx", &p, &v);
@@ -346,6 +366,7 @@ static void hangglider_indefinite(void **state)
 
 static void identity_repeated(void **state)
 {
+    NEED_DIRECT();
     int64_t n = 200, k = 5;
     int64_t *r = xmalloc(sizeof(int64_t) * n);
     double *one = xmalloc(sizeof(double) * n), want[5] = {1, 1, 1, 1, 1};
@@ -477,6 +498,7 @@ static double *laplace2d_rect_spectrum(int64_t mx, int64_t my)
 
 static void batched_values(void **state)
 {
+    NEED_DIRECT();
     /* three matrices on one pattern: A_b = (b + 1)·L + b·I, L on a 24 × 25 grid (simple
      * eigenvalues, so that single-vector ARPACK is a fair comparison) */
     int64_t mx = 24, my = 25, n = mx * my, k = 4, B = 3;
@@ -558,6 +580,7 @@ static void not_converged_reported(void **state)
 /* Exact inverse as a preconditioner: LOBPCG converges in a few iterations. */
 static void preconditioned_lobpcg(void **state)
 {
+    NEED_DIRECT();
     int64_t m = 40, n = m * m, k = 4;
     sla_pattern *p; double *v;
     tu_poisson2d(m, m, &p, &v);
@@ -650,6 +673,7 @@ static void fd_check(const sla_pattern *p, double *vals, int64_t k, const sla_ei
 
 static void vjp_finite_differences(void **state)
 {
+    NEED_DIRECT();
     sla_eigsh_options o;
     sla_eigsh_options_init(&o);
     o.tol = 1e-13;
@@ -707,6 +731,7 @@ static void vjp_finite_differences(void **state)
 
 static void vjp_degenerate(void **state)
 {
+    NEED_DIRECT();
     /* 2D Laplacian 12 × 12: λ_2 = λ_3 (repeated pair) */
     int64_t m = 12, n = m * m, k = 3;
     sla_pattern *p; double *v;
