@@ -45,14 +45,23 @@ static void laplace1d(int64_t n, double shift, sla_pattern **p, double **values)
     free(r); free(c); free(v);
 }
 
-/* Sorted closed-form spectrum of the 2D Laplacian on an m × m grid (+ shift). */
+/* Sorted closed-form spectrum of the 2D Laplacian on an mx × my grid:
+ * 4 − 2cos(iπ/(mx+1)) − 2cos(jπ/(my+1)). */
+static double *laplace2d_rect_spectrum(int64_t mx, int64_t my)
+{
+    double *ev = xmalloc(sizeof(double) * mx * my);
+    for (int64_t i = 1; i <= mx; i++)
+        for (int64_t j = 1; j <= my; j++)
+            ev[(i - 1) * my + j - 1] = 4 - 2 * cos(i * PI / (mx + 1)) - 2 * cos(j * PI / (my + 1));
+    qsort(ev, (size_t)(mx * my), sizeof(double), cmp_double);
+    return ev;
+}
+
+/* The same on an m × m grid, plus shift. */
 static double *laplace2d_spectrum(int64_t m, double shift)
 {
-    double *ev = xmalloc(sizeof(double) * m * m);
-    for (int64_t i = 1; i <= m; i++)
-        for (int64_t j = 1; j <= m; j++)
-            ev[(i - 1) * m + j - 1] = 4 - 2 * cos(i * PI / (m + 1)) - 2 * cos(j * PI / (m + 1)) + shift;
-    qsort(ev, (size_t)(m * m), sizeof(double), cmp_double);
+    double *ev = laplace2d_rect_spectrum(m, m);
+    for (int64_t i = 0; i < m * m; i++) ev[i] += shift;
     return ev;
 }
 
@@ -483,17 +492,6 @@ static void bad_input(void **state)
     assert_non_null(strstr(sla_last_error(), "interior"));
     free(v);
     sla_pattern_free(&p);
-}
-
-/* Sorted spectrum of the 2D Laplacian on an mx × my grid. */
-static double *laplace2d_rect_spectrum(int64_t mx, int64_t my)
-{
-    double *ev = xmalloc(sizeof(double) * mx * my);
-    for (int64_t i = 1; i <= mx; i++)
-        for (int64_t j = 1; j <= my; j++)
-            ev[(i - 1) * my + j - 1] = 4 - 2 * cos(i * PI / (mx + 1)) - 2 * cos(j * PI / (my + 1));
-    qsort(ev, (size_t)(mx * my), sizeof(double), cmp_double);
-    return ev;
 }
 
 static void batched_values(void **state)
