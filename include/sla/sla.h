@@ -43,5 +43,6 @@
 #include "sla/spmv.h"
 #include "sla/io.h"
 #include "sla/solver.h"
+#include "sla/eig.h"
 
 #endif

@@ -1,0 +1,184 @@
+/* sla/eig.h: a few eigenpairs of sparse symmetric matrices (eigsh) and their adjoint (VJP).
+ *
+ *   sla_eigsh(A, k, options, eigenvalues, eigenvectors, info)     the forward
+ *   sla_eigsh_vjp(A, k, eigenvalues, eigenvectors, gλ, gV, ...)    the backward
+ *
+ * Methods (docs/eigsh.md has the measurements behind the defaults):
+ *   LOBPCG      the extreme eigenvalues (which = SA, LA; LM from both ends), block size > k,
+ *               optional preconditioner. Knyazev, SIAM J. Sci. Comput. 23 (2001); the
+ *               orthonormal basis and the P update of Hetmaniuk & Lehoucq, J. Comput. Phys.
+ *               218 (2006); rank-revealing orthonormalization with dropping after Duersch,
+ *               Shao, Yang & Gu, SIAM J. Sci. Comput. 40 (2018).
+ *   LANCZOS     block thick-restart Lanczos (Krylov–Schur restart, full reorthogonalization;
+ *               Wu & Simon, SIAM J. Matrix Anal. Appl. 22 (2000); Stewart 2001) in shift-invert
+ *               mode on (A − σI)⁻¹ from a direct factorization made with sla_solver_create:
+ *               sigma → the eigenvalues nearest σ; SA / LA → a shift below / above the
+ *               spectrum proved by a successful Cholesky factorization (σ = 0 for SPD A, else
+ *               a Gershgorin bound), moved toward the spectrum while convergence is slow; SM →
+ *               σ = 0. LM: regular mode on A.
+ *   ARPACK      ARPACK-ng's dsaupd/dseupd (implicitly restarted Lanczos, Lehoucq, Sorensen &
+ *               Yang 1998) on the same operators, for comparison (build with SLA_HAVE_ARPACK).
+ *   DENSE       LAPACK dsyevr on the dense matrix, for n ≤ SLA_EIGSH_DENSE_MAX_N.
+ *
+ * Convergence, for every method: an eigenpair (λ, v), ‖v‖₂ = 1, is converged when its true
+ * residual ‖A v − λ v‖₂ ≤ tol·‖A‖₁ (‖A‖₁ = max column sum, an upper bound of ‖A‖₂ for
+ * symmetric A). The residuals are recomputed with A at the end and reported in the info.
+ *
+ * dtypes: float64 and float32. float32 input is promoted to float64 internally (one copy of
+ * the values); the outputs are rounded to float32.
+ */
+#ifndef SLA_EIG_H
+#define SLA_EIG_H
+
+#include "sla/base.h"
+#include "sla/matrix.h"
+#include "sla/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest n that the dense path (and method = auto's dense choice) accepts: 4096 (a dense
+ *  copy of 128 MiB and about 10 s of dsyevr). */
+#define SLA_EIGSH_DENSE_MAX_N 4096
+
+/** Which eigenvalues. With options.sigma set, only LM is accepted and means "nearest sigma". */
+typedef enum sla_eigsh_which {
+    SLA_EIGSH_LM = 0,        /**< largest magnitude |λ| (default, as in SciPy and ARPACK) */
+    SLA_EIGSH_SM,            /**< smallest magnitude |λ| (shift-invert at σ = 0) */
+    SLA_EIGSH_LA,            /**< largest algebraic λ */
+    SLA_EIGSH_SA,            /**< smallest algebraic λ */
+    SLA_EIGSH_WHICH_COUNT
+} sla_eigsh_which;
+
+/** Method. AUTO's rules are in src/eig/eigsh.c (choose_method) and described in the info. */
+typedef enum sla_eigsh_method {
+    SLA_EIGSH_AUTO = 0,
+    SLA_EIGSH_LOBPCG,        /**< extreme eigenvalues: SA, LA, LM (both ends), SM of a
+                              *   semidefinite matrix (Gershgorin); no sigma */
+    SLA_EIGSH_LANCZOS,       /**< thick-restart block Lanczos; shift-invert except for LM */
+    SLA_EIGSH_ARPACK,        /**< ARPACK dsaupd on the same operator as LANCZOS */
+    SLA_EIGSH_DENSE,         /**< LAPACK dsyevr, n ≤ SLA_EIGSH_DENSE_MAX_N */
+    SLA_EIGSH_METHOD_COUNT
+} sla_eigsh_method;
+
+/** Options of sla_eigsh. Fill with sla_eigsh_options_init() and change what you need. */
+typedef struct sla_eigsh_options {
+    sla_eigsh_which which;       /**< default SLA_EIGSH_LM */
+    double sigma;                /**< shift-invert mode: the k eigenvalues nearest sigma.
+                                  *   NAN (default): no shift */
+    double tol;                  /**< relative residual ‖A v − λ v‖₂ / ‖A‖₁, default 1e-10;
+                                  *   0 means 1e-14 */
+    int64_t maxiter;             /**< LOBPCG iterations (default 2000), Lanczos/ARPACK restarts
+                                  *   (default 300); ≤ 0: default */
+    sla_eigsh_method method;     /**< default SLA_EIGSH_AUTO */
+    const void *v0;              /**< optional start block [batch][n][nv0] (row-major, dtype of
+                                  *   A), or NULL (deterministic pseudo-random start). LOBPCG
+                                  *   uses up to block columns, Lanczos block, ARPACK one */
+    int64_t nv0;                 /**< columns of v0, 1 ≤ nv0 ≤ block size */
+    int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
+                                  *   block (default 2, see docs/eigsh.md); ≤ 0: default */
+    int64_t ncv;                 /**< Lanczos/ARPACK basis size (default max(2k + 2, 20) rounded
+                                  *   to the block); ≤ 0: default */
+    /** LOBPCG preconditioner T ≈ A⁻¹ (SA; for LA it is applied to −A's residuals as given).
+     *  Either a solver object, applied with sla_solver_solve (any method; warnings such as
+     *  SLA_NOT_CONVERGED of a deliberately loose iterative solve are ignored; batch 1 or the
+     *  batch of A), or a callback (per batch element and vector, op = SLA_OP_N, vectors of the
+     *  dtype of A). NULL: none. */
+    sla_solver *precond_solver;
+    sla_precond_fn precond;
+    void *precond_ctx;
+    /** Options of the factorization of A − σI in shift-invert mode (NULL: method auto, which
+     *  tries Cholesky, then LDLᵀ, then LU). */
+    const sla_solver_options *factor_options;
+    /** Optional output [batch][k] (double): ‖A v_i − λ_i v_i‖₂ / ‖A‖₁ per eigenpair. */
+    double *residuals;
+} sla_eigsh_options;
+
+/** What sla_eigsh did. Counts are totals over the batch; residuals are maxima. */
+typedef struct sla_eigsh_info {
+    sla_eigsh_method method;     /**< the method used */
+    sla_eigsh_which which;       /**< as requested */
+    double sigma;                /**< shift of the factorized A − σI (batch element 0's; the
+                                  *   elements' shifts may differ after moves); NAN if none */
+    int64_t iterations;          /**< LOBPCG iterations / Lanczos block steps, max over batch */
+    int64_t restarts;            /**< Lanczos/ARPACK restarts, max over batch */
+    int64_t operator_applications; /**< vectors the iteration operator was applied to:
+                                  *   A·x (LOBPCG, regular Lanczos) or (A − σI)⁻¹x */
+    int64_t precond_applications;/**< LOBPCG preconditioner applications (vectors) */
+    int64_t spmv;                /**< extra A·x products for the true residuals (vectors) */
+    int64_t factorizations;      /**< numeric factorizations of A − σI (per batch element) */
+    int64_t converged;           /**< converged wanted eigenpairs, min over the batch */
+    double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs */
+    double norm_A;               /**< max ‖A_b‖₁ over the batch */
+    char description[320];       /**< one line: method, operator, factorization and why */
+} sla_eigsh_info;
+
+/** Fills *opt with the defaults above. */
+SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
+
+/** k eigenpairs of each symmetric matrix of the batch A_b (square, n × n, numerically
+ *  symmetric: |a_ij − a_ji| ≤ 1e-10·max(|a_ij|, |a_ji|) for float64, 1e-5 for float32).
+ *
+ *  @param[in]  A             batch of B matrices on one pattern, float64 or float32, finite.
+ *  @param[in]  k             1 ≤ k ≤ n eigenpairs per batch element.
+ *  @param[in]  opt           NULL for the defaults (which = LM, no shift, method auto).
+ *  @param[out] eigenvalues   [batch][k] of the dtype of A, ascending within each batch element.
+ *  @param[out] eigenvectors  [batch][n][k] row-major (column i is the unit eigenvector of
+ *                            eigenvalue i), or NULL to skip. Sign convention: the component of
+ *                            largest magnitude (the first one among exact ties) is positive.
+ *                            Vectors of a repeated eigenvalue are an orthonormal basis of its
+ *                            computed eigenspace.
+ *  @param[out] info          may be NULL.
+ *  Batches: every batch element is solved; LOBPCG and Lanczos advance all elements together, so
+ *  that each operator application is one batched SpMV or one batched solve (the factorization
+ *  of A − σI shares one symbolic analysis through the solver's batch support). ARPACK, which is
+ *  not reentrant, runs the batch elements one after the other (serialized across threads).
+ *  @return SLA_OK; SLA_NOT_CONVERGED (warning: outputs hold the best approximations, the info
+ *          and options.residuals say how far each pair is); SLA_EINVAL (NULL, k out of
+ *          [1, n], which/method/option invalid, which ≠ LM with sigma, method not able to
+ *          compute the requested eigenvalues); SLA_ESHAPE (not square); SLA_EDTYPE;
+ *          SLA_ENONFINITE; SLA_EINVAL naming the first entry that breaks symmetry;
+ *          SLA_EUNSUPPORTED (ARPACK not in this build; n too large for the dense path when it
+ *          is the only way); errors of the factorization (SLA_ESINGULAR when σ is an eigenvalue
+ *          even after perturbation); SLA_ECALLBACK; SLA_ENOMEM. */
+SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+                             void *eigenvalues, void *eigenvectors, sla_eigsh_info *info);
+
+/** Vector–Jacobian product of (Λ, V) = eigsh(A): given the forward's outputs and the upstream
+ *  gradients, accumulates nothing but writes
+ *    dvalues[b][s] = Σ_i gλ[b][i]·v_i[r_s]·v_i[c_s]  −  Σ_i w_i[r_s]·v_i[c_s],
+ *  [batch][nnz] in CSR order (dtype of A; overwritten), where slot s holds entry (r_s, c_s) and
+ *  w_i = (A − λ_i I)⁺ g_i is the eigenvector term (zero when gV is NULL):
+ *    w_i = Σ_{j≠i, j<k} v_j (v_jᵀ g_i)/(λ_j − λ_i)  +  Q (A − λ_i I)⁻¹ Q g_i,   Q = I − V Vᵀ,
+ *  the second part from one direct factorization of A − λ_i I per eigenvalue with a nonzero
+ *  cotangent (one symbolic analysis for all, refactored per i; LDLᵀ, else LU). The first term
+ *  is Hellmann–Feynman, ∂λ_i/∂a_s = v_i[r_s]·v_i[c_s].
+ *  Convention: each stored entry is an independent variable (as in sla_solver_solve_vjp); for
+ *  a symmetric parametrization a_ij = a_ji add the two slots (or symmetrize). The eigenvector
+ *  gradient assumes the sign convention of sla_eigsh (it is locally smooth).
+ *  Repeated eigenvalues: |λ_i − λ_j| ≤ 1e-8·‖A‖₁ inside the block is allowed only if the
+ *  loss does not depend on the choice of basis of that eigenspace, i.e. v_jᵀg_i = v_iᵀg_j
+ *  (to 1e-8 relative); the pair then contributes nothing (the gradient is exact for symmetric
+ *  perturbations). Otherwise SLA_EINVAL naming λ_i = λ_j. Eigenvalue cotangents alone are
+ *  always fine (the sum over a complete eigenspace is smooth).
+ *  @param[in] eigenvalues   [batch][k], eigenvectors [batch][n][k]: the outputs of sla_eigsh.
+ *  @param[in] g_eigenvalues [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
+ *  @param[out] dvalues      [batch][nnz] of the dtype of A.
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, degenerate pair as above); SLA_EDTYPE; SLA_ESHAPE;
+ *          errors of the factorization of A − λ_i I; SLA_ENOMEM. */
+SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
+                                 const void *eigenvectors, const void *g_eigenvalues,
+                                 const void *g_eigenvectors, void *dvalues);
+
+/** Names: "LM", "SM", "LA", "SA" (case-insensitive on input). */
+SLA_API const char *sla_eigsh_which_name(sla_eigsh_which w);
+SLA_API sla_status sla_eigsh_which_from_name(const char *name, sla_eigsh_which *w);
+/** Names: "auto", "lobpcg", "lanczos", "arpack", "dense". */
+SLA_API const char *sla_eigsh_method_name(sla_eigsh_method m);
+SLA_API sla_status sla_eigsh_method_from_name(const char *name, sla_eigsh_method *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

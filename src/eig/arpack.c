@@ -1,0 +1,161 @@
+/* ARPACK-ng (dsaupd/dseupd, implicitly restarted Lanczos; Lehoucq, Sorensen & Yang 1998) on the
+ * same operators as the built-in Lanczos, through its reverse-communication C interface.
+ * ARPACK keeps its state in Fortran SAVE variables, so it is not reentrant: runs are
+ * serialized by a mutex and the batch elements run one after the other, each with its own
+ * factorization of A_b − σI (no shared symbolic analysis). Its message levels are set to 0
+ * before each run (ARPACK prints only when they are positive). */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eig/eig_internal.h"
+
+#if SLA_HAVE_ARPACK
+#include <arpack/arpack.h>
+#include <arpack/debug_c.h>
+
+static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct arpack_ws {
+    double *resid, *V, *workd, *workl, *d, *Z;
+    a_int *select;
+} arpack_ws;
+
+static void ws_free(arpack_ws *w)
+{
+    sla_free(w->resid); sla_free(w->V); sla_free(w->workd); sla_free(w->workl);
+    sla_free(w->d); sla_free(w->Z); sla_free(w->select);
+}
+
+static const char *arpack_which(eig_want w)
+{
+    return w == EIG_WANT_LA ? "LA" : w == EIG_WANT_SA ? "SA" : "LM";
+}
+
+/* One batch element: Pb has batch 1, op its operator (sigma: the shift of a shift-invert op,
+ * NAN in regular mode). X (n × k) receives the eigenvectors (unconverged columns stay zero; the
+ * eigenvalues are the Rayleigh quotients computed afterwards for every method). */
+static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_opts *o, double sigma,
+                          int64_t k, const double *v0, double *X, int64_t *nconv, int64_t *iters,
+                          uint64_t seed)
+{
+    a_int n = (a_int)Pb->n, nev = (a_int)k, ncv = (a_int)o->ncv;
+    a_int lworkl = ncv * (ncv + 8);
+    arpack_ws w = {0};
+    w.resid = sla_malloc((size_t)n, sizeof(double), "ARPACK residual");
+    w.V = sla_malloc((size_t)n * (size_t)ncv, sizeof(double), "ARPACK basis");
+    w.workd = sla_malloc((size_t)(3 * n), sizeof(double), "ARPACK workd");
+    w.workl = sla_malloc((size_t)lworkl, sizeof(double), "ARPACK workl");
+    w.d = sla_malloc((size_t)nev, sizeof(double), "ARPACK eigenvalues");
+    w.Z = sla_malloc((size_t)n * (size_t)nev, sizeof(double), "ARPACK eigenvectors");
+    w.select = sla_malloc((size_t)ncv, sizeof(a_int), "ARPACK select");
+    if (!w.resid || !w.V || !w.workd || !w.workl || !w.d || !w.Z || !w.select) {
+        ws_free(&w);
+        return SLA_ENOMEM;
+    }
+    if (v0) memcpy(w.resid, v0, sizeof(double) * (size_t)n);
+    else eig_random(w.resid, n, &seed);
+    /* ARPACK's test ‖r‖ ≤ tol·|θ| on OP; shift-invert: ‖A x − λ x‖ ≤ ‖A − σI‖·‖r‖/|θ|, so
+     * tol·‖A‖₁/(‖A‖₁ + |σ|) gives the same true-residual target as the built-in Lanczos */
+    double normA = Pb->norm1[0];
+    int si = !isnan(sigma);
+    double tol = si ? o->tol * normA / (normA + fabs(sigma)) : o->tol;
+    a_int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1;
+    iparam[0] = 1;                       /* exact shifts */
+    iparam[2] = (a_int)o->maxiter;
+    iparam[3] = 1;
+    iparam[6] = si ? 3 : 1;
+    const char *which = arpack_which(o->want);
+    sla_status st = SLA_OK;
+    debug_c(6, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    for (;;) {
+        dsaupd_c(&ido, "I", n, which, nev, tol, w.resid, ncv, w.V, n, iparam, ipntr, w.workd,
+                 w.workl, lworkl, &info);
+        if (ido != -1 && ido != 1) break;
+        double *x = w.workd + ipntr[0] - 1, *y = w.workd + ipntr[1] - 1;
+        int64_t one = 1;
+        st = eig_op_apply(op, &one, &x, &y);
+        if (st != SLA_OK) break;
+    }
+    *iters = iparam[2];
+    *nconv = 0;
+    if (st == SLA_OK && info < 0)
+        st = SLA_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
+    if (st == SLA_OK && iparam[4] > 0) {
+        a_int ierr = 0;
+        dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, "I", n, which, nev, tol, w.resid, ncv,
+                 w.V, n, iparam, ipntr, w.workd, w.workl, lworkl, &ierr);
+        if (ierr != 0) st = SLA_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
+        a_int nc = iparam[4] < nev ? iparam[4] : nev;
+        for (a_int j = 0; j < nc && st == SLA_OK; j++)
+            memcpy(X + (int64_t)j * n, w.Z + (int64_t)j * n, sizeof(double) * (size_t)n);
+        *nconv = nc;
+    }
+    ws_free(&w);
+    return st;
+}
+
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *sit,
+                      eig_result *R)
+{
+    int64_t n = P->n, k = R->k;
+    if (o->ncv <= k || o->ncv > n)
+        return SLA_FAIL(SLA_EINVAL, "ARPACK needs k < ncv ≤ n (k = %lld, ncv = %lld, n = %lld)",
+                        (long long)k, (long long)o->ncv, (long long)n);
+    sla_status st = SLA_OK;
+    pthread_mutex_lock(&arpack_lock);
+    for (int64_t b = 0; b < P->batch && st == SLA_OK; b++) {
+        eig_problem Pb = *P;
+        Pb.batch = 1;
+        Pb.Ad = sla_matrix_view(P->p, SLA_FLOAT64, 1, (const double *)P->Ad.values + b * P->nnz);
+        Pb.owned = NULL;
+        Pb.norm1 = P->norm1 + b;
+        Pb.gersh_lo = P->gersh_lo + b;
+        Pb.gersh_hi = P->gersh_hi + b;
+        eig_op op;
+        eig_spmv_ctx sc = {&Pb, 1.0};
+        eig_shifted S = {0};
+        sla_solver *s = NULL;
+        double sigma = NAN;
+        if (sit && P->batch == 1) {
+            /* the plan's factorization is this element's */
+            sigma = sit->sigma[0];
+            eig_op_solver(&op, n, 1, sit->solver);
+        } else if (sit) {
+            st = eig_shifted_init(&Pb, &S);
+            if (st == SLA_OK)
+                st = eig_factor(&Pb, &S, sit->sigma + b, sit->sgn, sit->fopt, sit->verified, &s, &sigma);
+            if (st == SLA_OK) {
+                R->factorizations++;
+                eig_op_solver(&op, n, 1, s);
+            }
+        } else {
+            eig_op_spmv(&op, &sc);
+        }
+        int64_t iters = 0;
+        if (st == SLA_OK)
+            st = run_one(&Pb, &op, o, sigma, k, o->v0 ? o->v0 + b * n * o->nv0 : NULL,
+                         R->X + b * k * n, &R->nconv[b], &iters, eig_seed(b));
+        R->op_apps += op.count;
+        if (iters > R->restarts) R->restarts = iters;
+        eig_op_free(&op);
+        sla_solver_free(&s);
+        eig_shifted_free(&S);
+    }
+    pthread_mutex_unlock(&arpack_lock);
+    R->iterations = R->restarts;
+    if (st == SLA_OK)
+        snprintf(R->what, sizeof R->what, "ARPACK dsaupd (ncv %lld, mode %d) on %s%s",
+                 (long long)o->ncv, sit ? 3 : 1, !sit ? "A" : sit->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
+                 P->batch > 1 ? ", batch elements one by one" : "");
+    return st;
+}
+#else
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *sit,
+                      eig_result *R)
+{
+    return SLA_FAIL(SLA_EUNSUPPORTED, "method arpack: this build of sla has no ARPACK "
+                    "(install libarpack2-dev and reconfigure)");
+}
+#endif

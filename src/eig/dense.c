@@ -1,0 +1,77 @@
+/* The dense path: LAPACK dsyevr on the dense copy of each batch element, for small n or
+ * k close to n (n ≤ SLA_EIGSH_DENSE_MAX_N). SA/LA ask dsyevr for an index range only; LM, SM
+ * and sigma need the whole spectrum to pick the k nearest. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eig/eig_internal.h"
+
+typedef struct keyed { double key; int64_t idx; } keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R)
+{
+    int64_t n = P->n, k = R->k;
+    if (n > SLA_EIGSH_DENSE_MAX_N)
+        return SLA_FAIL(SLA_EUNSUPPORTED, "the dense path is limited to n ≤ %d (n = %lld)",
+                        SLA_EIGSH_DENSE_MAX_N, (long long)n);
+    int range_only = isnan(sigma) && (which == SLA_EIGSH_SA || which == SLA_EIGSH_LA);
+    double *D = sla_malloc((size_t)(n * n), sizeof(double), "dense matrix");
+    double *w = sla_malloc((size_t)n, sizeof(double), "eigenvalues");
+    double *Z = sla_malloc((size_t)(n * n), sizeof(double), "eigenvectors");
+    lapack_int *supp = sla_malloc((size_t)(2 * n), sizeof(lapack_int), "support");
+    keyed *ord = sla_malloc((size_t)n, sizeof(keyed), "order");
+    sla_status st = (D && w && Z && supp && ord) ? SLA_OK : SLA_ENOMEM;
+    for (int64_t b = 0; b < P->batch && st == SLA_OK; b++) {
+        sla_matrix Ab = sla_matrix_view(P->p, SLA_FLOAT64, 1, (const double *)P->Ad.values + b * P->nnz);
+        st = sla_matrix_to_dense(&Ab, D);      /* row-major = column-major for symmetric A */
+        if (st != SLA_OK) break;
+        lapack_int m = 0, il = 1, iu = (lapack_int)n;
+        if (range_only) {
+            il = which == SLA_EIGSH_SA ? 1 : (lapack_int)(n - k + 1);
+            iu = which == SLA_EIGSH_SA ? (lapack_int)k : (lapack_int)n;
+        }
+        lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', range_only ? 'I' : 'A', 'U',
+                                         (lapack_int)n, D, (lapack_int)n, 0.0, 0.0, il, iu, 0.0,
+                                         &m, w, Z, (lapack_int)n, supp);
+        if (info != 0) {
+            st = SLA_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
+                          "LAPACK dsyevr returned info = %d (batch %lld)", (int)info, (long long)b);
+            break;
+        }
+        /* pick k of the m computed: the k with the smallest key */
+        for (lapack_int i = 0; i < m; i++) {
+            double key = 0;
+            if (!isnan(sigma)) key = fabs(w[i] - sigma);
+            else if (which == SLA_EIGSH_LM) key = -fabs(w[i]);
+            else if (which == SLA_EIGSH_SM) key = fabs(w[i]);
+            else if (which == SLA_EIGSH_LA) key = -w[i];
+            else key = w[i];
+            ord[i] = (keyed){key, i};
+        }
+        qsort(ord, (size_t)m, sizeof *ord, by_key);
+        for (int64_t j = 0; j < k; j++) {
+            R->lambda[b * k + j] = w[ord[j].idx];
+            memcpy(R->X + (b * k + j) * n, Z + ord[j].idx * n, sizeof(double) * (size_t)n);
+        }
+        R->nconv[b] = k;
+    }
+    sla_free(D);
+    sla_free(w);
+    sla_free(Z);
+    sla_free(supp);
+    sla_free(ord);
+    if (st == SLA_OK)
+        snprintf(R->what, sizeof R->what, "dense LAPACK dsyevr (%s) on %lld × %lld",
+                 range_only ? "index range" : "all eigenvalues", (long long)n, (long long)n);
+    return st;
+}

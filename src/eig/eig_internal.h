@@ -1,0 +1,155 @@
+/* Private to src/eig: the problem (A promoted to float64), batched operators, the shifted
+ * matrix A − σI, small dense helpers and the method drivers. Blocks inside src/eig are
+ * column-major n × m (vector j at X + j·n); the public API is row-major [batch][n][k]. */
+#ifndef SLA_EIG_INTERNAL_H
+#define SLA_EIG_INTERNAL_H
+
+#include "core/internal.h"
+#include "sla/eig.h"
+
+/* The matrix in float64 with the facts every method needs. */
+typedef struct eig_problem {
+    const sla_pattern *p;
+    int64_t n, nnz, batch;
+    sla_matrix Ad;              /* float64 view: A itself or a promoted copy */
+    sla_dtype dtype;            /* the caller's dtype */
+    double *owned;              /* the promoted copy (float32 input), else NULL */
+    double *norm1;              /* [batch] ‖A_b‖₁ */
+    double *gersh_lo, *gersh_hi;/* [batch] Gershgorin bounds of the spectrum */
+} eig_problem;
+
+sla_status eig_problem_init(const sla_matrix *A, eig_problem *P);
+void eig_problem_free(eig_problem *P);
+
+/* A batched operator Y_b = OP_b X_b on column-major blocks. X[b] == NULL marks batch element b
+ * inactive (Y[b] untouched); m[b] columns per element. count accumulates applied vectors. */
+typedef struct eig_op {
+    int64_t n, batch;
+    sla_status (*apply)(struct eig_op *op, const int64_t *m, double *const *X, double *const *Y);
+    void *ctx;
+    int64_t count;
+    double *in, *out;           /* packing buffers [batch][n][mmax] */
+    int64_t cap;                /* their capacity in doubles */
+} eig_op;
+
+sla_status eig_op_apply(eig_op *op, const int64_t *m, double *const *X, double *const *Y);
+void eig_op_free(eig_op *op);
+/* OP = scale·A (SpMV); ctx is the caller's and must outlive op. */
+typedef struct eig_spmv_ctx { const eig_problem *P; double scale; } eig_spmv_ctx;
+void eig_op_spmv(eig_op *op, eig_spmv_ctx *ctx);
+/* OP = the solver: solve with s (OP ≈ A⁻¹ or (A − σI)⁻¹); warnings of iterative solvers are
+ * ignored (preconditioner use). A solver of batch 1 may serve every batch element. */
+void eig_op_solver(eig_op *op, int64_t n, int64_t batch, sla_solver *s);
+/* OP = a user preconditioner callback, per batch element and vector. */
+typedef struct eig_cb_ctx { sla_precond_fn fn; void *ctx; sla_dtype dtype; } eig_cb_ctx;
+void eig_op_callback(eig_op *op, int64_t n, int64_t batch, eig_cb_ctx *cb);
+
+/* A − σ_b I on a pattern that holds the whole diagonal. */
+typedef struct eig_shifted {
+    sla_pattern *pd;            /* A's pattern (retained) or A's plus the missing diagonal */
+    int64_t nnz;
+    int64_t *diag;              /* [n] slot of (i, i) in pd */
+    int64_t *slot;              /* [nnz of A] slot in pd of A's slot s; NULL if pd == A's */
+    double *values;             /* [batch][nnz] */
+} eig_shifted;
+
+sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S);
+/* values = sgn·(A_b − shift[b]·I) (shift [batch], sgn = ±1). */
+void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift);
+void eig_shifted_free(eig_shifted *S);
+/* Factors sgn·(A_b − σ_b I) into *s: created on the first call (fopt, NULL: auto; cholesky = 1
+ * forces Cholesky, whose success proves sgn·(A − σI) SPD, and returns SLA_ENOTSPD otherwise),
+ * refactored on later calls (symbolic analysis reused). Unless cholesky, a singular result (σ an
+ * eigenvalue to working accuracy) is retried with σ moved by 1e-13·‖A‖₁, then ×100, three
+ * times. sigma_used [batch] receives the shifts factored. */
+sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
+                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      double *sigma_used);
+
+/* Small dense helpers (blockops.c). */
+uint64_t eig_seed(int64_t b);
+void eig_random(double *x, int64_t n, uint64_t *state);
+/* H (a × b) = Vᵀ W for V n × a, W n × b. */
+void eig_tn(int64_t n, int64_t a, int64_t b, const double *V, const double *W, double *H);
+/* W (n × b) += alpha · V (n × a) · H (a × b, leading dimension ldh). */
+void eig_nn(int64_t n, int64_t a, int64_t b, double alpha, const double *V, const double *H,
+            int64_t ldh, double *W);
+/* Eigenvalues ascending (w) and orthonormal eigenvectors (overwriting G, m × m, ld m). */
+sla_status eig_syev(int64_t m, double *G, double *w);
+/* A start block of m orthonormal columns: the first min(nv0, m) columns of v0 (n × nv0, may be
+ * NULL), then pseudo-random ones. */
+sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, double *X,
+                           uint64_t *state);
+/* Orthonormalizes the nw columns of W against the nv orthonormal columns of V and among
+ * themselves (two passes of projection + SVQB). Directions whose norm after projection falls
+ * below drop·(their norm before) are numerically dependent: dropped (fill = 0, the kept columns
+ * are compacted to the front) or replaced by random directions (fill = 1, state used).
+ * If B is not NULL (nw × nw, column-major), W_in = V·C + W_out·B with B's rows of replaced
+ * directions zero (only with fill = 1). Returns the number of columns kept in *nkept. */
+sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double drop,
+                    int fill, uint64_t *state, double *B, int64_t *nkept);
+
+/* What a driver returns for every batch element. */
+typedef struct eig_result {
+    int64_t k;
+    double *lambda;             /* [batch][k] */
+    double *X;                  /* [batch] blocks n × k, column-major */
+    int64_t *nconv;             /* [batch] */
+    int64_t iterations, restarts, op_apps, prec_apps, spmv, factorizations;
+    double sigma;               /* NAN if none */
+    char what[200];             /* what the driver did (method details) */
+} eig_result;
+
+sla_status eig_result_init(eig_result *R, int64_t n, int64_t batch, int64_t k);
+void eig_result_free(eig_result *R);
+
+/* True residuals ‖A x_i − λ_i x_i‖₂ for the k columns of every batch element; also replaces
+ * λ_i by the Rayleigh quotient x_iᵀ A x_i (x_i normalized first). res [batch][k]. */
+sla_status eig_residuals(const eig_problem *P, eig_result *R, double *res);
+
+/* Drivers. */
+typedef struct eig_lobpcg_opts {
+    int largest;                /* 1: LA (runs on −A), 0: SA */
+    int64_t block, maxiter;
+    double tol;                 /* on ‖A x − λ x‖ / ‖A‖₁ */
+    const double *v0;           /* [batch] blocks n × nv0, column-major, or NULL */
+    int64_t nv0;
+    eig_op *precond;            /* NULL: none */
+} eig_lobpcg_opts;
+sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result *R);
+
+typedef enum eig_want { EIG_WANT_LA, EIG_WANT_SA, EIG_WANT_LM } eig_want;
+
+/* Shift-invert state: OP = (sgn·(A − σ_b I))⁻¹ from the factorization in solver, so that
+ * λ = σ_b + sgn/θ for a Ritz value θ of OP. verified: the factorization is a Cholesky one, which
+ * proves sgn·(A − σI) SPD: every eigenvalue lies on one side of σ (σ may then move closer). */
+typedef struct eig_si {
+    eig_shifted S;
+    sla_solver *solver;
+    const sla_solver_options *fopt;
+    double sgn;
+    int verified;
+    double *sigma;              /* [batch] */
+    int64_t factorizations;     /* numeric factorizations (each of the whole batch) */
+} eig_si;
+
+typedef struct eig_lanczos_opts {
+    eig_want want;              /* order of the Ritz values θ of OP */
+    int64_t block, ncv, maxiter;
+    double tol;
+    const double *v0;
+    int64_t nv0;
+    int adaptive;               /* move a verified shift toward the spectrum */
+} eig_lanczos_opts;
+/* si NULL: regular mode on OP = op (SpMV). */
+sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_lanczos_opts *o,
+                       eig_result *R);
+/* ARPACK on the same modes: si_template gives sgn, verified (Cholesky) and the shifts; ARPACK
+ * factors each batch element itself (NULL: regular mode). */
+sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
+                      eig_result *R);
+
+/* Dense LAPACK: which/sigma as in the public options. */
+sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);
+
+#endif

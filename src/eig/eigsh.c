@@ -1,0 +1,538 @@
+/* sla_eigsh: argument checks, the choice of method (method = auto: the rules are in
+ * choose_method below, in one place), the drivers, and the common post-processing (true
+ * residuals, Rayleigh-quotient eigenvalues, ascending order, sign convention, output dtype). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "eig/eig_internal.h"
+#include "solve/backend.h"
+
+/* Auto: below this n the dense path is the fastest and the most robust. */
+#define AUTO_DENSE_N 300
+
+void sla_eigsh_options_init(sla_eigsh_options *opt)
+{
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->which = SLA_EIGSH_LM;
+    opt->sigma = NAN;
+    opt->tol = 1e-10;
+    opt->method = SLA_EIGSH_AUTO;
+}
+
+static const char *const which_names[] = {"LM", "SM", "LA", "SA"};
+static const char *const method_names[] = {"auto", "lobpcg", "lanczos", "arpack", "dense"};
+
+const char *sla_eigsh_which_name(sla_eigsh_which w)
+{
+    return (unsigned)w < SLA_EIGSH_WHICH_COUNT ? which_names[w] : "invalid";
+}
+
+sla_status sla_eigsh_which_from_name(const char *name, sla_eigsh_which *w)
+{
+    SLA_CHECK_ARG(name && w, "name or w is NULL");
+    for (int i = 0; i < SLA_EIGSH_WHICH_COUNT; i++)
+        if (strcasecmp(name, which_names[i]) == 0) { *w = (sla_eigsh_which)i; return SLA_OK; }
+    return SLA_FAIL(SLA_EINVAL, "which = '%s' is not LM, SM, LA or SA", name);
+}
+
+const char *sla_eigsh_method_name(sla_eigsh_method m)
+{
+    return (unsigned)m < SLA_EIGSH_METHOD_COUNT ? method_names[m] : "invalid";
+}
+
+sla_status sla_eigsh_method_from_name(const char *name, sla_eigsh_method *m)
+{
+    SLA_CHECK_ARG(name && m, "name or m is NULL");
+    for (int i = 0; i < SLA_EIGSH_METHOD_COUNT; i++)
+        if (strcasecmp(name, method_names[i]) == 0) { *m = (sla_eigsh_method)i; return SLA_OK; }
+    return SLA_FAIL(SLA_EINVAL, "method = '%s' is not auto, lobpcg, lanczos, arpack or dense", name);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checks                                                                                      */
+
+static sla_status check_options(const sla_eigsh_options *o, int64_t n, int64_t k)
+{
+    SLA_CHECK_ARG((unsigned)o->which < SLA_EIGSH_WHICH_COUNT, "options.which = %d is invalid",
+                  (int)o->which);
+    SLA_CHECK_ARG((unsigned)o->method < SLA_EIGSH_METHOD_COUNT, "options.method = %d is invalid",
+                  (int)o->method);
+    SLA_CHECK_ARG(isfinite(o->tol) && o->tol >= 0, "options.tol = %g must be finite and ≥ 0", o->tol);
+    SLA_CHECK_ARG(!isinf(o->sigma), "options.sigma = %g is infinite (NAN means no shift)", o->sigma);
+    if (!isnan(o->sigma) && o->which != SLA_EIGSH_LM)
+        return SLA_FAIL(SLA_EINVAL, "options.which = %s with sigma = %g: with a shift only LM "
+                        "(the eigenvalues nearest sigma) is defined", which_names[o->which], o->sigma);
+    SLA_CHECK_ARG(!o->v0 || o->nv0 >= 1, "options.v0 is given but options.nv0 = %lld < 1",
+                  (long long)o->nv0);
+    SLA_CHECK_ARG(!o->precond_solver || !o->precond,
+                  "options.precond_solver and options.precond are both set; give one");
+    return SLA_OK;
+}
+
+/* Locates the first entry a_ij with |a_ij − a_ji| > rtol·max(|a_ij|, |a_ji|) for the message. */
+static sla_status symmetry_error(const eig_problem *P, double rtol)
+{
+    const int64_t *rp = sla_pattern_rowptr(P->p);
+    const int32_t *ci = sla_pattern_colind(P->p);
+    for (int64_t b = 0; b < P->batch; b++) {
+        const double *v = (const double *)P->Ad.values + b * P->nnz;
+        for (int64_t i = 0; i < P->n; i++)
+            for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+                int64_t t = sla_pattern_find(P->p, ci[s], i);
+                double a = v[s], at = t >= 0 ? v[t] : 0.0;
+                if (fabs(a - at) > rtol * fmax(fabs(a), fabs(at)))
+                    return SLA_FAIL(SLA_EINVAL, "A is not symmetric: batch %lld, a[%lld][%d] = %.17g "
+                                    "but a[%d][%lld] = %.17g (eigsh needs a symmetric matrix)",
+                                    (long long)b, (long long)i, ci[s], a, ci[s], (long long)i, at);
+            }
+    }
+    return SLA_FAIL(SLA_EINVAL, "A is not symmetric (eigsh needs a symmetric matrix)");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The choice of method                                                                        */
+
+typedef struct plan {
+    sla_eigsh_method method;
+    int si_mode;                /* Lanczos/ARPACK on (sgn·(A − σI))⁻¹ (si below), else on A */
+    eig_si si;
+    eig_want want;              /* order of the Ritz values of the operator */
+    int adaptive;               /* the verified shift may move toward the spectrum */
+    int lobpcg_ends;            /* LOBPCG: 1 = SA, 2 = LA, 3 = both (LM) */
+    int64_t m, p, ncv;          /* LOBPCG block, Lanczos block, basis size */
+    char why[160];
+} plan;
+
+static int all_ge0(const eig_problem *P)
+{
+    for (int64_t b = 0; b < P->batch; b++) if (P->gersh_lo[b] < 0) return 0;
+    return 1;
+}
+
+static int all_le0(const eig_problem *P)
+{
+    for (int64_t b = 0; b < P->batch; b++) if (P->gersh_hi[b] > 0) return 0;
+    return 1;
+}
+
+static void sizes(const sla_eigsh_options *o, int64_t n, int64_t k, plan *pl)
+{
+    pl->m = o->block_size > 0 ? o->block_size : (2 * k > k + 4 ? 2 * k : k + 4);
+    if (pl->m < k) pl->m = k;
+    if (3 * pl->m > n && 3 * k <= n) pl->m = n / 3;
+    pl->p = o->block_size > 0 ? o->block_size : 2;
+    pl->ncv = o->ncv > 0 ? o->ncv : (2 * k + 2 > 20 ? 2 * k + 2 : 20);
+    if (pl->ncv < k + pl->p) pl->ncv = k + pl->p;
+    if (pl->ncv + pl->p > n) pl->ncv = n - pl->p;
+}
+
+/* LOBPCG ends for which (SM on a semidefinite matrix is an end of the spectrum). */
+static sla_status lobpcg_ends(const eig_problem *P, sla_eigsh_which w, plan *pl)
+{
+    int ge0 = all_ge0(P), le0 = all_le0(P);
+    switch (w) {
+    case SLA_EIGSH_SA: pl->lobpcg_ends = 1; break;
+    case SLA_EIGSH_LA: pl->lobpcg_ends = 2; break;
+    case SLA_EIGSH_LM: pl->lobpcg_ends = ge0 ? 2 : le0 ? 1 : 3; break;
+    case SLA_EIGSH_SM:
+        if (!ge0 && !le0)
+            return SLA_FAIL(SLA_EINVAL, "which = SM with method lobpcg: the smallest |λ| of an "
+                            "indefinite matrix are interior eigenvalues; use method lanczos "
+                            "(shift-invert at 0) or auto");
+        pl->lobpcg_ends = ge0 ? 1 : 2;
+        break;
+    default: break;
+    }
+    return SLA_OK;
+}
+
+static int iterative_fits(int64_t n, const plan *pl, int64_t k, sla_eigsh_method m)
+{
+    if (m == SLA_EIGSH_LOBPCG) return 3 * pl->m <= n && pl->m >= k;
+    return pl->ncv >= k + pl->p && pl->ncv + pl->p <= n && pl->ncv > k;
+}
+
+/* Factors sgn·(A − σ_b I) for the plan: σ_b = sigma, or the Gershgorin bound of the side given
+ * by sgn (gersh = 1: below the spectrum for sgn = +1, above for −1) moved out by 1e-10·‖A‖₁.
+ * cholesky = 1: a verified shift (SLA_ENOTSPD if sgn·(A − σI) is not SPD). */
+static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn,
+                            double sigma, int gersh, int cholesky)
+{
+    eig_si *si = &pl->si;
+    if (!si->sigma) {
+        si->sigma = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
+        if (!si->sigma) return SLA_ENOMEM;
+        SLA_TRY(eig_shifted_init(P, &si->S));
+    }
+    double *want = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
+    if (!want) return SLA_ENOMEM;
+    for (int64_t b = 0; b < P->batch; b++)
+        want[b] = !gersh ? sigma : sgn > 0 ? P->gersh_lo[b] - 1e-10 * P->norm1[b]
+                                           : P->gersh_hi[b] + 1e-10 * P->norm1[b];
+    si->fopt = o->factor_options;
+    si->sgn = sgn;
+    si->verified = cholesky;
+    sla_solver_free(&si->solver);
+    sla_status st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma);
+    si->factorizations++;
+    sla_free(want);
+    if (st == SLA_OK) pl->si_mode = 1;
+    return st;
+}
+
+/* A verified shift for an end of the spectrum: SA (sgn = +1) tries σ = 0 (A SPD) and then the
+ * Gershgorin lower bound; LA (sgn = −1) the Gershgorin upper bound. 1 on success. */
+static sla_status verified_end(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn)
+{
+    sla_status st = SLA_ENOTSPD;
+    if (sgn > 0) st = si_factor(P, o, pl, 1.0, 0.0, 0, 1);
+    if (st == SLA_ENOTSPD) {
+        sla_clear_error();
+        st = si_factor(P, o, pl, sgn, 0.0, 1, 1);
+    }
+    if (st == SLA_OK) {
+        pl->want = EIG_WANT_LA;       /* θ = 1/(sgn·(λ − σ)) > 0: the largest are the nearest */
+        pl->adaptive = 1;
+        snprintf(pl->why, sizeof pl->why, "%s: shift-invert at a shift %s the spectrum, proved by "
+                 "a Cholesky factorization", sgn > 0 ? "SA" : "LA", sgn > 0 ? "below" : "above");
+    }
+    return st;
+}
+
+static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o, plan *pl)
+{
+    if (!isnan(o->sigma)) {
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "sigma given: shift-invert");
+        return si_factor(P, o, pl, 1.0, o->sigma, 0, 0);
+    }
+    switch (o->which) {
+    case SLA_EIGSH_SA: return verified_end(P, o, pl, 1.0);
+    case SLA_EIGSH_LA: return verified_end(P, o, pl, -1.0);
+    case SLA_EIGSH_SM: {
+        /* SPD (or negative definite): SM is an end, with a verified shift at 0 */
+        sla_status st = si_factor(P, o, pl, 1.0, 0.0, 0, 1);
+        if (st == SLA_ENOTSPD) { sla_clear_error(); st = si_factor(P, o, pl, -1.0, 0.0, 0, 1); }
+        if (st == SLA_OK) {
+            pl->want = EIG_WANT_LA;
+            pl->adaptive = 1;
+            snprintf(pl->why, sizeof pl->why, "SM: A is %s definite (Cholesky), shift-invert at σ = 0",
+                     pl->si.sgn > 0 ? "positive" : "negative");
+            return st;
+        }
+        if (st != SLA_ENOTSPD) return st;
+        sla_clear_error();
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "SM: A indefinite, shift-invert at σ = 0");
+        return si_factor(P, o, pl, 1.0, 0.0, 0, 0);
+    }
+    default:
+        pl->want = EIG_WANT_LM;
+        snprintf(pl->why, sizeof pl->why, "LM: Lanczos on A (regular mode)");
+        return SLA_OK;
+    }
+}
+
+static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o, int64_t k, plan *pl)
+{
+    int64_t n = P->n;
+    sizes(o, n, k, pl);
+    sla_eigsh_method m = o->method;
+    int has_sigma = !isnan(o->sigma);
+    int has_prec = o->precond_solver || o->precond;
+    if (m == SLA_EIGSH_AUTO) {
+        int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
+        if (n <= AUTO_DENSE_N || !fits) {
+            if (n > SLA_EIGSH_DENSE_MAX_N)
+                return SLA_FAIL(SLA_EUNSUPPORTED, "k = %lld of n = %lld: too many eigenpairs for "
+                                "the iterative methods (basis > n) and n > %d for the dense "
+                                "path", (long long)k, (long long)n, SLA_EIGSH_DENSE_MAX_N);
+            pl->method = SLA_EIGSH_DENSE;
+            if (n <= AUTO_DENSE_N) snprintf(pl->why, sizeof pl->why, "n ≤ %d", AUTO_DENSE_N);
+            else snprintf(pl->why, sizeof pl->why, "k too large for an iterative basis");
+            return SLA_OK;
+        }
+        /* shift-invert unless LOBPCG has a preconditioner or LM needs both ends of an indefinite
+         * spectrum; LOBPCG also when no factorization is available */
+        int lm_ends = o->which == SLA_EIGSH_LM && !has_sigma && !all_ge0(P) && !all_le0(P);
+        if ((has_prec && !has_sigma && o->which != SLA_EIGSH_SM) || lm_ends) {
+            m = SLA_EIGSH_LOBPCG;
+            snprintf(pl->why, sizeof pl->why, "%s", lm_ends ? "LM of an indefinite matrix: LOBPCG "
+                     "from both ends" : "LOBPCG with the given preconditioner");
+        } else {
+            pl->method = SLA_EIGSH_LANCZOS;
+            sla_eigsh_options o2 = *o;
+            if (o2.which == SLA_EIGSH_LM && !has_sigma) o2.which = all_ge0(P) ? SLA_EIGSH_LA : SLA_EIGSH_SA;
+            sla_status st = plan_lanczos(P, &o2, pl);
+            if (st != SLA_EUNSUPPORTED || has_sigma || o->which == SLA_EIGSH_SM) return st;
+            sla_clear_error();
+            m = SLA_EIGSH_LOBPCG;
+            snprintf(pl->why, sizeof pl->why, "no factorization available: LOBPCG");
+        }
+    }
+    pl->method = m;
+    if (m == SLA_EIGSH_DENSE) {
+        if (n > SLA_EIGSH_DENSE_MAX_N)
+            return SLA_FAIL(SLA_EUNSUPPORTED, "method dense: n = %lld > %d", (long long)n,
+                            SLA_EIGSH_DENSE_MAX_N);
+        return SLA_OK;
+    }
+    if (!iterative_fits(n, pl, k, m))
+        return SLA_FAIL(SLA_EINVAL, "method %s: k = %lld is too large for n = %lld (%s); use "
+                        "method dense or auto", method_names[m], (long long)k, (long long)n,
+                        m == SLA_EIGSH_LOBPCG ? "needs 3·block ≤ n" : "needs k + block ≤ ncv ≤ n − block");
+    if (m == SLA_EIGSH_LOBPCG) {
+        if (has_sigma)
+            return SLA_FAIL(SLA_EINVAL, "method lobpcg cannot use sigma (interior eigenvalues); "
+                            "use method lanczos, arpack or auto");
+        return lobpcg_ends(P, o->which, pl);
+    }
+    return plan_lanczos(P, o, pl);
+}
+
+static void plan_free(plan *pl)
+{
+    sla_solver_free(&pl->si.solver);
+    eig_shifted_free(&pl->si.S);
+    sla_free(pl->si.sigma);
+    pl->si.sigma = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running the plan                                                                            */
+
+/* LM from both ends: the k largest |λ| among the k smallest and the k largest. */
+static void merge_ends(const eig_problem *P, int64_t k, const eig_result *lo, const eig_result *hi,
+                       eig_result *R)
+{
+    int64_t n = P->n;
+    for (int64_t b = 0; b < P->batch; b++) {
+        int64_t a = 0, c = 0;   /* lo ascending: most negative first; hi: largest first */
+        const double *ll = lo->lambda + b * k, *lh = hi->lambda + b * k;
+        /* hi is in the order LOBPCG found them for −A: largest first */
+        for (int64_t q = 0; q < k; q++) {
+            int take_hi = c < k && (a >= k || fabs(lh[c]) >= fabs(ll[a]));
+            const eig_result *src = take_hi ? hi : lo;
+            int64_t j = take_hi ? c++ : a++;
+            R->lambda[b * k + q] = src->lambda[b * k + j];
+            memcpy(R->X + (b * k + q) * n, src->X + (b * k + j) * n, sizeof(double) * (size_t)n);
+        }
+        int64_t nl = lo->nconv[b] < a ? lo->nconv[b] : a, nh = hi->nconv[b] < c ? hi->nconv[b] : c;
+        R->nconv[b] = nl + nh;
+    }
+}
+
+static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, const plan *pl,
+                             const double *v0, int64_t k, eig_result *R)
+{
+    eig_op pop = {0};
+    eig_cb_ctx cb = {o->precond, o->precond_ctx, P->dtype};
+    if (o->precond_solver) eig_op_solver(&pop, P->n, P->batch, o->precond_solver);
+    else if (o->precond) eig_op_callback(&pop, P->n, P->batch, &cb);
+    eig_lobpcg_opts lo = {0, pl->m, o->maxiter > 0 ? o->maxiter : 2000, o->tol, v0, o->nv0,
+                          (o->precond_solver || o->precond) ? &pop : NULL};
+    sla_status st;
+    if (pl->lobpcg_ends != 3) {
+        lo.largest = pl->lobpcg_ends == 2;
+        st = eig_lobpcg(P, &lo, R);
+    } else {
+        eig_result Rl, Rh;
+        st = eig_result_init(&Rl, P->n, P->batch, k);
+        if (st == SLA_OK) {
+            st = eig_result_init(&Rh, P->n, P->batch, k);
+            if (st != SLA_OK) eig_result_free(&Rl);
+        }
+        if (st == SLA_OK) {
+            st = eig_lobpcg(P, &lo, &Rl);
+            lo.largest = 1;
+            if (st == SLA_OK) st = eig_lobpcg(P, &lo, &Rh);
+            if (st == SLA_OK) {
+                merge_ends(P, k, &Rl, &Rh, R);
+                R->iterations = Rl.iterations > Rh.iterations ? Rl.iterations : Rh.iterations;
+                R->op_apps = Rl.op_apps + Rh.op_apps;
+                R->prec_apps = Rl.prec_apps + Rh.prec_apps;
+                snprintf(R->what, sizeof R->what, "LOBPCG from both ends (block %lld)", (long long)pl->m);
+            }
+            eig_result_free(&Rl);
+            eig_result_free(&Rh);
+        }
+    }
+    eig_op_free(&pop);
+    return st;
+}
+
+static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, plan *pl,
+                           const double *v0, int64_t k, eig_result *R)
+{
+    if (pl->method == SLA_EIGSH_DENSE) {
+        sla_eigsh_which w = isnan(o->sigma) ? o->which : SLA_EIGSH_LM;
+        return eig_dense(P, w, o->sigma, R);
+    }
+    if (pl->method == SLA_EIGSH_LOBPCG) return run_lobpcg(P, o, pl, v0, k, R);
+    eig_lanczos_opts lo = {pl->want, pl->p, pl->ncv, o->maxiter > 0 ? o->maxiter : 300, o->tol,
+                           v0, o->nv0, pl->adaptive};
+    sla_status st;
+    if (pl->method == SLA_EIGSH_ARPACK) {
+        lo.block = 1;
+        st = eig_arpack(P, &lo, pl->si_mode ? &pl->si : NULL, R);
+    } else {
+        eig_op op;
+        eig_spmv_ctx sc = {P, 1.0};
+        if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
+        else eig_op_spmv(&op, &sc);
+        st = eig_lanczos(P, &op, pl->si_mode ? &pl->si : NULL, &lo, R);
+        eig_op_free(&op);
+    }
+    if (pl->si_mode) {
+        R->sigma = pl->si.sigma[0];
+        R->factorizations += pl->si.factorizations;
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Post-processing                                                                             */
+
+typedef struct pair { double lambda, res; int64_t j; } pair;
+
+static int by_lambda(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (x->lambda != y->lambda) return x->lambda < y->lambda ? -1 : 1;
+    return x->j < y->j ? -1 : (x->j > y->j);
+}
+
+/* Ascending order, sign convention, outputs in the dtype of A; returns the converged count
+ * (true residual ≤ tol·‖A‖₁) minimum and the maximum relative residual. */
+static sla_status finish(const eig_problem *P, const sla_eigsh_options *o, sla_dtype dtype,
+                         eig_result *R, const double *res, void *eigenvalues, void *eigenvectors,
+                         int64_t *nconv_min, double *maxres)
+{
+    int64_t n = P->n, k = R->k;
+    pair *pr = sla_malloc((size_t)k, sizeof(pair), "pairs");
+    if (!pr) return SLA_ENOMEM;
+    *nconv_min = k;
+    *maxres = 0;
+    for (int64_t b = 0; b < P->batch; b++) {
+        double nA = P->norm1[b] > 0 ? P->norm1[b] : 1.0;
+        int64_t nc = 0;
+        for (int64_t j = 0; j < k; j++) pr[j] = (pair){R->lambda[b * k + j], res[b * k + j] / nA, j};
+        qsort(pr, (size_t)k, sizeof *pr, by_lambda);
+        for (int64_t q = 0; q < k; q++) {
+            const double *x = R->X + (b * k + pr[q].j) * n;
+            int64_t imax = 0;
+            for (int64_t i = 1; i < n; i++) if (fabs(x[i]) > fabs(x[imax])) imax = i;
+            double sgn = x[imax] < 0 ? -1.0 : 1.0;
+            if (dtype == SLA_FLOAT64) ((double *)eigenvalues)[b * k + q] = pr[q].lambda;
+            else ((float *)eigenvalues)[b * k + q] = (float)pr[q].lambda;
+            if (eigenvectors) {
+                if (dtype == SLA_FLOAT64) {
+                    double *out = (double *)eigenvectors + b * n * k;
+                    for (int64_t i = 0; i < n; i++) out[i * k + q] = sgn * x[i];
+                } else {
+                    float *out = (float *)eigenvectors + b * n * k;
+                    for (int64_t i = 0; i < n; i++) out[i * k + q] = (float)(sgn * x[i]);
+                }
+            }
+            if (o->residuals) o->residuals[b * k + q] = pr[q].res;
+            if (pr[q].res <= o->tol) nc++;
+            if (!(pr[q].res <= *maxres)) *maxres = pr[q].res;   /* NaN propagates */
+        }
+        if (nc < *nconv_min) *nconv_min = nc;
+    }
+    sla_free(pr);
+    return SLA_OK;
+}
+
+sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+                     void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
+{
+    SLA_TRY(sla_matrix_check(A, 1));
+    int64_t n = sla_pattern_nrows(A->pattern);
+    if (sla_pattern_ncols(A->pattern) != n)
+        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
+                        (long long)sla_pattern_ncols(A->pattern));
+    SLA_CHECK_ARG(k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)n);
+    SLA_CHECK_ARG(eigenvalues, "eigenvalues is NULL");
+    sla_eigsh_options o;
+    if (opt) o = *opt;
+    else sla_eigsh_options_init(&o);
+    SLA_TRY(check_options(&o, n, k));
+    if (o.tol == 0) o.tol = 1e-14;
+    if (o.v0) {
+        int64_t bad;
+        if (!sla_all_finite(A->dtype, o.v0, A->batch * n * o.nv0, &bad))
+            return SLA_FAIL(SLA_ENONFINITE, "options.v0 entry %lld is not finite", (long long)bad);
+    }
+    int sym = 0;
+    double rtol = A->dtype == SLA_FLOAT64 ? 1e-10 : 1e-5;
+    SLA_TRY(sla_matrix_is_symmetric(A, rtol, 0, &sym));
+
+    eig_problem P;
+    SLA_TRY(eig_problem_init(A, &P));
+    if (!sym) {
+        sla_status st = symmetry_error(&P, rtol);
+        eig_problem_free(&P);
+        return st;
+    }
+    plan pl = {0};
+    eig_result R = {0};
+    double *v0 = NULL, *res = NULL;
+    sla_status st = choose_method(&P, &o, k, &pl);
+    if (st == SLA_OK) st = eig_result_init(&R, n, A->batch, k);
+    if (st == SLA_OK && o.v0) {
+        /* [batch][n][nv0] row-major of dtype → column-major float64 blocks */
+        v0 = sla_malloc((size_t)(A->batch * n * o.nv0), sizeof(double), "start block");
+        if (!v0) st = SLA_ENOMEM;
+        for (int64_t b = 0; v0 && b < A->batch; b++)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < o.nv0; j++) {
+                    int64_t src = (b * n + i) * o.nv0 + j;
+                    v0[(b * o.nv0 + j) * n + i] = A->dtype == SLA_FLOAT64 ? ((const double *)o.v0)[src]
+                                                                          : ((const float *)o.v0)[src];
+                }
+    }
+    if (st == SLA_OK) st = run_plan(&P, &o, &pl, v0, k, &R);
+    if (st == SLA_OK) {
+        res = sla_malloc((size_t)(A->batch * k), sizeof(double), "residuals");
+        st = res ? eig_residuals(&P, &R, res) : SLA_ENOMEM;
+    }
+    int64_t nconv = 0;
+    double maxres = 0;
+    if (st == SLA_OK) st = finish(&P, &o, A->dtype, &R, res, eigenvalues, eigenvectors, &nconv, &maxres);
+    if (st == SLA_OK && info) {
+        memset(info, 0, sizeof *info);
+        info->method = pl.method;
+        info->which = o.which;
+        info->sigma = R.sigma;
+        info->iterations = R.iterations;
+        info->restarts = R.restarts;
+        info->operator_applications = R.op_apps;
+        info->precond_applications = R.prec_apps;
+        info->spmv = R.spmv;
+        info->factorizations = R.factorizations;
+        info->converged = nconv;
+        info->max_residual = maxres;
+        for (int64_t b = 0; b < A->batch; b++) info->norm_A = fmax(info->norm_A, P.norm1[b]);
+        char sig[32] = "";
+        if (!isnan(R.sigma)) snprintf(sig, sizeof sig, ", σ = %.6g", R.sigma);
+        snprintf(info->description, sizeof info->description, "%.90s%.31s%s%.80s%s%.100s", R.what,
+                 sig, pl.si.solver ? ", factor: " : "", pl.si.solver ? sla_solver_describe(pl.si.solver) : "",
+                 pl.why[0] ? "; " : "", pl.why);
+    }
+    plan_free(&pl);
+    eig_result_free(&R);
+    eig_problem_free(&P);
+    sla_free(v0);
+    sla_free(res);
+    if (st < 0) return st;
+    if (nconv < k)
+        return SLA_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
+                        "‖Av − λv‖/‖A‖₁ = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
+                        maxres, o.tol);
+    return SLA_OK;
+}

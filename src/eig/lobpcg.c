@@ -1,0 +1,211 @@
+/* LOBPCG for the m smallest eigenvalues of B = s·A (s = +1: SA, s = −1: LA), block size m > k.
+ *
+ * Knyazev (2001) with the orthonormal basis S = [X | P | W] of Hetmaniuk & Lehoucq (2006): W
+ * (preconditioned residuals of the unconverged columns) is projected against [X, P] and
+ * orthonormalized with SVQB, dropping numerically dependent directions (Duersch, Shao, Yang &
+ * Gu 2018), so the Rayleigh–Ritz problem is a standard symmetric eigenproblem of size
+ * nb = m + |P| + |W| ≤ 3m. The new P spans the non-X part of the Ritz vectors, made orthonormal
+ * and orthogonal to the new X in the small space (Z − Y·YᵀZ, then SVQB), so P needs no extra
+ * operator application. Converged columns are soft-locked (kept in X, no W column).
+ * The batch advances together: each iteration is one batched SpMV (and one batched
+ * preconditioner application) over the still active batch elements. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eig/eig_internal.h"
+
+#define DROP 1e-10       /* directions below this relative norm are numerically dependent */
+
+typedef struct lob_elem {
+    double *S, *AS;      /* n × 3m: [X (m) | P (np) | W (nw)] and B times it */
+    double *Sn, *ASn;    /* n × 2m: the new [X | P] */
+    double *G;           /* (3m)² projected matrix, then its eigenvectors */
+    double *theta;       /* 3m */
+    double *YZ;          /* 3m × 2m: Ritz coefficients Y and P coefficients Z */
+    double *res;         /* m residual norms */
+    int64_t np, nw;
+    int64_t *active;     /* m: the columns that get a W direction */
+    int done;
+    uint64_t seed;
+} lob_elem;
+
+static void elem_free(lob_elem *e)
+{
+    sla_free(e->S);
+    sla_free(e->AS);
+    sla_free(e->Sn);
+    sla_free(e->ASn);
+    sla_free(e->G);
+    sla_free(e->theta);
+    sla_free(e->YZ);
+    sla_free(e->res);
+    sla_free(e->active);
+    memset(e, 0, sizeof *e);
+}
+
+static sla_status elem_alloc(lob_elem *e, int64_t n, int64_t m, int64_t b)
+{
+    memset(e, 0, sizeof *e);
+    e->S = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis");
+    e->AS = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis image");
+    e->Sn = sla_malloc((size_t)(2 * m * n), sizeof(double), "LOBPCG new block");
+    e->ASn = sla_malloc((size_t)(2 * m * n), sizeof(double), "LOBPCG new block image");
+    e->G = sla_malloc((size_t)(9 * m * m), sizeof(double), "LOBPCG projected matrix");
+    e->theta = sla_malloc((size_t)(3 * m), sizeof(double), "Ritz values");
+    e->YZ = sla_malloc((size_t)(6 * m * m), sizeof(double), "Ritz coefficients");
+    e->res = sla_malloc((size_t)m, sizeof(double), "residual norms");
+    e->active = sla_malloc((size_t)m, sizeof(int64_t), "active columns");
+    e->seed = eig_seed(b);
+    if (!e->S || !e->AS || !e->Sn || !e->ASn || !e->G || !e->theta || !e->YZ || !e->res || !e->active) {
+        elem_free(e);
+        return SLA_ENOMEM;
+    }
+    return SLA_OK;
+}
+
+/* Rayleigh–Ritz on the orthonormal basis S (nb columns): X ← S·Y (m smallest Ritz vectors),
+ * P ← S·Z (orthonormal, orthogonal to X, spanning the non-X part of Y). */
+static sla_status rayleigh_ritz(lob_elem *e, int64_t n, int64_t m, int64_t nb, int with_p)
+{
+    double *G = e->G;
+    eig_tn(n, nb, nb, e->S, e->AS, G);
+    for (int64_t j = 0; j < nb; j++)
+        for (int64_t i = 0; i < j; i++) {
+            double a = 0.5 * (G[i + j * nb] + G[j + i * nb]);
+            G[i + j * nb] = G[j + i * nb] = a;
+        }
+    SLA_TRY(eig_syev(nb, G, e->theta));
+    double *Y = e->YZ, *Z = e->YZ + nb * m;
+    memcpy(Y, G, sizeof(double) * (size_t)(nb * m));
+    int64_t np = 0;
+    if (with_p && nb > m) {
+        /* Z = Y without its X rows, then orthonormal and orthogonal to Y in the small space */
+        memcpy(Z, Y, sizeof(double) * (size_t)(nb * m));
+        for (int64_t j = 0; j < m; j++) memset(Z + j * nb, 0, sizeof(double) * (size_t)m);
+        SLA_TRY(eig_orth(nb, Y, m, Z, m, DROP, 0, &e->seed, NULL, &np));
+    }
+    int64_t nc = m + np;
+    memset(e->Sn, 0, sizeof(double) * (size_t)(n * nc));
+    memset(e->ASn, 0, sizeof(double) * (size_t)(n * nc));
+    eig_nn(n, nb, nc, 1.0, e->S, e->YZ, nb, e->Sn);
+    eig_nn(n, nb, nc, 1.0, e->AS, e->YZ, nb, e->ASn);
+    memcpy(e->S, e->Sn, sizeof(double) * (size_t)(n * nc));
+    memcpy(e->AS, e->ASn, sizeof(double) * (size_t)(n * nc));
+    e->np = np;
+    return SLA_OK;
+}
+
+/* R = AX − X·diag(θ) into the W slot for the active columns; residual norms of all m. */
+static int64_t residuals(lob_elem *e, int64_t n, int64_t m, int64_t k, double thresh)
+{
+    double *W = e->S + (m + e->np) * n;
+    int64_t na = 0, nconv = 0;
+    for (int64_t j = 0; j < m; j++) {
+        const double *x = e->S + j * n, *ax = e->AS + j * n;
+        double r = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double d = ax[i] - e->theta[j] * x[i];
+            r += d * d;
+        }
+        e->res[j] = sqrt(r);
+        if (j < k && e->res[j] <= thresh) nconv++;
+        if (e->res[j] > thresh) e->active[na++] = j;
+    }
+    for (int64_t a = 0; a < na; a++) {
+        int64_t j = e->active[a];
+        const double *x = e->S + j * n, *ax = e->AS + j * n;
+        double *w = W + a * n;
+        for (int64_t i = 0; i < n; i++) w[i] = ax[i] - e->theta[j] * x[i];
+    }
+    e->nw = nconv == k ? 0 : na;
+    return nconv;
+}
+
+sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result *R)
+{
+    int64_t n = P->n, batch = P->batch, k = R->k, m = o->block;
+    double s = o->largest ? -1.0 : 1.0;
+    if (m < k || 3 * m > n)
+        return SLA_FAIL(SLA_EINVAL, "LOBPCG block size %lld must be in [k, n/3] = [%lld, %lld]",
+                        (long long)m, (long long)k, (long long)(n / 3));
+    eig_spmv_ctx sc = {P, s};
+    eig_op op;
+    eig_op_spmv(&op, &sc);
+    lob_elem *E = sla_calloc((size_t)batch, sizeof *E, "LOBPCG state");
+    double **X = sla_calloc((size_t)(2 * batch), sizeof(double *), "block pointers");
+    int64_t *cnt = sla_calloc((size_t)batch, sizeof(int64_t), "block widths");
+    sla_status st = (E && X && cnt) ? SLA_OK : SLA_ENOMEM;
+    double **Y = X ? X + batch : NULL;
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = elem_alloc(&E[b], n, m, b);
+
+    /* start block: v0's columns, then random ones; orthonormal */
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+        lob_elem *e = &E[b];
+        st = eig_start_block(n, m, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->S, &e->seed);
+        X[b] = e->S;
+        Y[b] = e->AS;
+        cnt[b] = m;
+    }
+    if (st == SLA_OK) st = eig_op_apply(&op, cnt, X, Y);
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+        E[b].np = 0;
+        st = rayleigh_ritz(&E[b], n, m, m, 0);
+    }
+
+    int64_t it = 0;
+    double thresh_scale = o->tol;
+    for (; st == SLA_OK && it < o->maxiter; it++) {
+        int any = 0;
+        for (int64_t b = 0; b < batch; b++) {
+            lob_elem *e = &E[b];
+            X[b] = Y[b] = NULL;
+            if (e->done) continue;
+            R->nconv[b] = residuals(e, n, m, k, thresh_scale * P->norm1[b]);
+            if (e->nw == 0) { e->done = 1; continue; }
+            any = 1;
+            X[b] = Y[b] = e->S + (m + e->np) * n;
+            cnt[b] = e->nw;
+        }
+        if (!any) break;
+        if (o->precond) {
+            int64_t before = o->precond->count;
+            st = eig_op_apply(o->precond, cnt, X, Y);
+            R->prec_apps += o->precond->count - before;
+            if (st != SLA_OK) break;
+        }
+        for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+            lob_elem *e = &E[b];
+            if (!X[b]) continue;
+            int64_t kept;
+            st = eig_orth(n, e->S, m + e->np, X[b], e->nw, DROP, 0, &e->seed, NULL, &kept);
+            e->nw = kept;
+            cnt[b] = kept;
+            Y[b] = e->AS + (m + e->np) * n;
+            if (kept == 0) { e->done = 1; X[b] = Y[b] = NULL; }   /* stagnation */
+        }
+        if (st == SLA_OK) st = eig_op_apply(&op, cnt, X, Y);
+        for (int64_t b = 0; b < batch && st == SLA_OK; b++)
+            if (X[b]) st = rayleigh_ritz(&E[b], n, m, m + E[b].np + E[b].nw, 1);
+    }
+    /* final residuals (for the elements stopped by maxiter) and the results */
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+        lob_elem *e = &E[b];
+        R->nconv[b] = residuals(e, n, m, k, thresh_scale * P->norm1[b]);
+        for (int64_t j = 0; j < k; j++) {
+            R->lambda[b * k + j] = s * e->theta[j];
+            memcpy(R->X + (b * k + j) * n, e->S + j * n, sizeof(double) * (size_t)n);
+        }
+    }
+    R->iterations = it;
+    R->op_apps += op.count;
+    if (st == SLA_OK)
+        snprintf(R->what, sizeof R->what, "LOBPCG (%s, block %lld%s)", o->largest ? "LA" : "SA",
+                 (long long)m, o->precond ? ", preconditioned" : "");
+    for (int64_t b = 0; E && b < batch; b++) elem_free(&E[b]);
+    sla_free(E);
+    sla_free(X);
+    sla_free(cnt);
+    eig_op_free(&op);
+    return st;
+}

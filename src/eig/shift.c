@@ -1,0 +1,133 @@
+/* A − σI for shift-invert and for the eigenvector adjoint: the pattern with its whole diagonal
+ * (A's own if it has it), shifted values per batch element, and the factorization with a
+ * retry away from an exact eigenvalue. */
+#include <math.h>
+#include <string.h>
+
+#include "eig/eig_internal.h"
+
+sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
+{
+    memset(S, 0, sizeof *S);
+    int64_t n = P->n, nnz = P->nnz;
+    const int64_t *rp = sla_pattern_rowptr(P->p);
+    const int32_t *ci = sla_pattern_colind(P->p);
+    int64_t missing = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (sla_pattern_find(P->p, i, i) < 0) missing++;
+    S->diag = sla_malloc((size_t)n, sizeof(int64_t), "diagonal slots");
+    if (!S->diag) return SLA_ENOMEM;
+    sla_status st = SLA_OK;
+    if (missing == 0) {
+        S->pd = sla_pattern_retain((sla_pattern *)P->p);
+        S->nnz = nnz;
+    } else {
+        /* input order: A's CSR slots, then the missing diagonal entries; the pattern's map then
+         * says where each of A's slots went */
+        int64_t tot = nnz + missing;
+        int64_t *r = sla_malloc((size_t)tot, sizeof(int64_t), "rows");
+        int64_t *c = sla_malloc((size_t)tot, sizeof(int64_t), "cols");
+        S->slot = sla_malloc((size_t)nnz, sizeof(int64_t), "slot map");
+        st = (r && c && S->slot) ? SLA_OK : SLA_ENOMEM;
+        if (st == SLA_OK) {
+            int64_t q = 0;
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t s = rp[i]; s < rp[i + 1]; s++) { r[q] = i; c[q++] = ci[s]; }
+            for (int64_t i = 0; i < n; i++)
+                if (sla_pattern_find(P->p, i, i) < 0) { r[q] = i; c[q++] = i; }
+            st = sla_pattern_from_coo(n, n, tot, r, c, &S->pd);
+        }
+        if (st == SLA_OK) {
+            memcpy(S->slot, sla_pattern_map(S->pd), sizeof(int64_t) * (size_t)nnz);
+            S->nnz = sla_pattern_nnz(S->pd);
+        }
+        sla_free(r);
+        sla_free(c);
+    }
+    if (st == SLA_OK) {
+        for (int64_t i = 0; i < n; i++) S->diag[i] = sla_pattern_find(S->pd, i, i);
+        S->values = sla_malloc((size_t)(P->batch * S->nnz), sizeof(double), "shifted values");
+        if (!S->values) st = SLA_ENOMEM;
+    }
+    if (st != SLA_OK) eig_shifted_free(S);
+    return st;
+}
+
+void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift)
+{
+    const double *a = P->Ad.values;
+    for (int64_t b = 0; b < P->batch; b++) {
+        double *v = S->values + b * S->nnz;
+        const double *ab = a + b * P->nnz;
+        if (S->slot) {
+            memset(v, 0, sizeof(double) * (size_t)S->nnz);
+            for (int64_t s = 0; s < P->nnz; s++) v[S->slot[s]] = sgn * ab[s];
+        } else {
+            for (int64_t s = 0; s < S->nnz; s++) v[s] = sgn * ab[s];
+        }
+        for (int64_t i = 0; i < P->n; i++) v[S->diag[i]] -= sgn * shift[b];
+    }
+}
+
+void eig_shifted_free(eig_shifted *S)
+{
+    sla_pattern_free(&S->pd);
+    sla_free(S->diag);
+    sla_free(S->slot);
+    sla_free(S->values);
+    memset(S, 0, sizeof *S);
+}
+
+/* *singular = 1 if the factorization reports a zero determinant (a singular-tolerant backend
+ * such as MUMPS with null-pivot detection factors a singular matrix without an error). A
+ * backend without determinants counts as regular. */
+static sla_status factor_singular(sla_solver *s, int64_t batch, int *singular)
+{
+    *singular = 0;
+    double *sign = sla_malloc((size_t)(2 * batch), sizeof(double), "determinant signs");
+    if (!sign) return SLA_ENOMEM;
+    sla_status st = sla_solver_logdet(s, sign, sign + batch);
+    if (st == SLA_OK)
+        for (int64_t b = 0; b < batch; b++) *singular |= sign[b] == 0;
+    if (st == SLA_EUNSUPPORTED) { sla_clear_error(); st = SLA_OK; }
+    sla_free(sign);
+    return st;
+}
+
+sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
+                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      double *sigma_used)
+{
+    sla_solver_options o;
+    if (fopt) o = *fopt;
+    else sla_solver_options_init(&o);
+    if (cholesky) o.method = SLA_METHOD_CHOLESKY;
+    double scale = 0;
+    for (int64_t b = 0; b < P->batch; b++) {
+        scale = fmax(scale, P->norm1[b]);
+        sigma_used[b] = sigma[b];
+    }
+    if (scale == 0) scale = 1;
+    double step = 1e-13 * scale;
+    sla_status st = SLA_OK;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        eig_shifted_set(P, S, sgn, sigma_used);
+        if (*s) {
+            st = sla_solver_refactor(*s, S->values);
+        } else {
+            sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
+            st = sla_solver_create(&M, &o, s);
+        }
+        int singular = 0;
+        if (st == SLA_OK && !cholesky) st = factor_singular(*s, P->batch, &singular);
+        if (st == SLA_OK && singular) st = SLA_ESINGULAR;
+        if (st != SLA_ESINGULAR || cholesky) break;
+        /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the
+         * nearest eigenvalues stay the wanted ones) */
+        for (int64_t b = 0; b < P->batch; b++) sigma_used[b] = sigma[b] + step;
+        step *= 100;
+    }
+    if (st < 0 && st != SLA_ENOTSPD)
+        return sla_error_wrap(st, __func__, "factorizing A − σI at σ = %.17g", sigma_used[0]);
+    return st;
+}

@@ -1,0 +1,222 @@
+/* sla_eigsh_vjp: the adjoint of (Λ, V) = eigsh(A).
+ *
+ * Eigenvalues (Hellmann–Feynman): ∂λ_i/∂a_s = v_i[r_s]·v_i[c_s], one sla_pattern_outer_add with
+ * the columns of V scaled by gλ.
+ * Eigenvectors: with a unit eigenvector of a simple eigenvalue, dv_i = −(A − λ_i I)⁺ dA v_i, so
+ * ∂L/∂a_s = −w_i[r_s]·v_i[c_s] with w_i = (A − λ_i I)⁺ g_i. The part of w_i inside the computed
+ * block is explicit, Σ_{j≠i} v_j (v_jᵀg_i)/(λ_j − λ_i); the part outside is Q (A − λ_i I)⁻¹ Q g_i
+ * (Q = I − V Vᵀ), from a direct factorization of A − λ_i I: λ_i is an eigenvalue to working
+ * accuracy, so the solve's error lies along the near-null vectors (the mechanism of inverse
+ * iteration), which are inside the block and removed by Q. One symbolic analysis serves every
+ * i: the solver object is refactored with the values of A − λ_i I (batched: all elements at
+ * once). Everything runs in float64. */
+#include <math.h>
+#include <string.h>
+
+#include "eig/eig_internal.h"
+
+/* Pairs closer than this (relative to ‖A‖₁) count as one repeated eigenvalue. */
+#define DEGENERATE 1e-8
+
+static double ld(sla_dtype t, const void *p, int64_t i)
+{
+    return t == SLA_FLOAT64 ? ((const double *)p)[i] : ((const float *)p)[i];
+}
+
+/* Factorization of A − λ_b I: LDLᵀ, else LU, else whatever auto finds (first call), then
+ * refactored; an exact eigenvalue (singular) moves λ by 1e-13·‖A‖₁ (see eig_factor). */
+static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shift, sla_solver **s,
+                         double *used)
+{
+    static const sla_method order[] = {SLA_METHOD_LDLT, SLA_METHOD_LU, SLA_METHOD_AUTO};
+    sla_status st = SLA_EUNSUPPORTED;
+    for (int t = 0; t < 3 && st == SLA_EUNSUPPORTED; t++) {
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = order[t];
+        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used);
+        if (*s) break;
+    }
+    return st;
+}
+
+/* The in-block part of w_i for every i of batch element b, with the degeneracy check.
+ * M = VᵀG (k × k, M[j + i·k] = v_jᵀ g_i). W row-major n × k. */
+static sla_status in_block(const double *lam, const double *V, const double *M, int64_t n,
+                           int64_t k, double normA, const double *gnorm, int64_t b, double *W)
+{
+    for (int64_t i = 0; i < k; i++) {
+        if (gnorm[i] == 0) continue;
+        for (int64_t j = 0; j < k; j++) {
+            if (j == i) continue;
+            double d = lam[j] - lam[i];
+            if (fabs(d) <= DEGENERATE * normA) {
+                double asym = fabs(M[j + i * k] - M[i + j * k]);
+                if (asym <= DEGENERATE * (gnorm[i] + gnorm[j])) continue;
+                return SLA_FAIL(SLA_EINVAL, "eigenvector gradient undefined for the repeated "
+                                "eigenvalue λ_%lld = λ_%lld = %.17g (batch %lld): the loss depends "
+                                "on the choice of basis of the eigenspace (v_%lldᵀg_%lld − "
+                                "v_%lldᵀg_%lld = %.3g ≠ 0)", (long long)i, (long long)j, lam[i],
+                                (long long)b, (long long)j, (long long)i, (long long)i,
+                                (long long)j, M[j + i * k] - M[i + j * k]);
+            }
+            double c = M[j + i * k] / d;
+            for (int64_t r = 0; r < n; r++) W[r * k + i] += c * V[r * k + j];
+        }
+    }
+    return SLA_OK;
+}
+
+/* x ← Q x = x − V (Vᵀ x), twice; V row-major n × k. */
+static void project_out(const double *V, int64_t n, int64_t k, double *x, double *c)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t j = 0; j < k; j++) c[j] = 0;
+        for (int64_t r = 0; r < n; r++)
+            for (int64_t j = 0; j < k; j++) c[j] += V[r * k + j] * x[r];
+        for (int64_t r = 0; r < n; r++)
+            for (int64_t j = 0; j < k; j++) x[r] -= V[r * k + j] * c[j];
+    }
+}
+
+/* The out-of-block parts: for each i, one refactorization and one batched solve. */
+static sla_status out_of_block(const eig_problem *P, int64_t k, const double *lam, const double *V,
+                               const double *G, const double *gnorm, double *W)
+{
+    int64_t n = P->n, batch = P->batch;
+    eig_shifted S;
+    SLA_TRY(eig_shifted_init(P, &S));
+    sla_solver *s = NULL;
+    double *shift = sla_malloc((size_t)batch, sizeof(double), "shifts");
+    double *rhs = sla_malloc((size_t)(batch * n), sizeof(double), "right-hand sides");
+    double *y = sla_malloc((size_t)(batch * n), sizeof(double), "solutions");
+    double *c = sla_malloc((size_t)k, sizeof(double), "projections");
+    double *scale = sla_malloc((size_t)batch, sizeof(double), "scales");
+    double *used = sla_malloc((size_t)batch, sizeof(double), "shifts");
+    sla_status st = (shift && rhs && y && c && scale && used) ? SLA_OK : SLA_ENOMEM;
+    for (int64_t i = 0; i < k && st == SLA_OK; i++) {
+        int any = 0;
+        for (int64_t b = 0; b < batch; b++) {
+            double *r = rhs + b * n;
+            const double *Vb = V + b * n * k, *Gb = G + b * n * k;
+            for (int64_t q = 0; q < n; q++) r[q] = Gb[q * k + i];
+            if (gnorm[b * k + i] > 0) project_out(Vb, n, k, r, c);
+            /* unit right-hand side so that tiny cotangents do not underflow in the solver */
+            double nr = 0;
+            for (int64_t q = 0; q < n; q++) nr += r[q] * r[q];
+            nr = sqrt(nr);
+            scale[b] = nr;
+            if (nr > 0) { for (int64_t q = 0; q < n; q++) r[q] /= nr; any = 1; }
+            shift[b] = lam[b * k + i];
+        }
+        if (!any) continue;
+        st = factor(P, &S, shift, &s, used);
+        if (st < 0) { st = sla_error_wrap(st, __func__, "factorizing A − λ_%lld I", (long long)i); break; }
+        st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
+        if (st < 0) break;
+        st = SLA_OK;
+        for (int64_t b = 0; b < batch; b++) {
+            if (scale[b] == 0) continue;
+            double *yb = y + b * n;
+            project_out(V + b * n * k, n, k, yb, c);
+            for (int64_t q = 0; q < n; q++) W[(b * n + q) * k + i] += scale[b] * yb[q];
+        }
+    }
+    sla_solver_free(&s);
+    eig_shifted_free(&S);
+    sla_free(shift);
+    sla_free(rhs);
+    sla_free(y);
+    sla_free(c);
+    sla_free(scale);
+    sla_free(used);
+    return st;
+}
+
+static sla_status vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
+                      const void *eigenvectors, const void *gl, const void *gv, double *dval)
+{
+    int64_t n = P->n, batch = P->batch, nk = batch * n * k;
+    double *lam = sla_malloc((size_t)(batch * k), sizeof(double), "eigenvalues");
+    double *V = sla_malloc((size_t)nk, sizeof(double), "eigenvectors");
+    double *U = sla_calloc((size_t)nk, sizeof(double), "weighted eigenvectors");
+    double *G = gv ? sla_malloc((size_t)nk, sizeof(double), "eigenvector cotangents") : NULL;
+    double *M = sla_malloc((size_t)(k * k), sizeof(double), "VᵀG");
+    double *gnorm = sla_calloc((size_t)(batch * k), sizeof(double), "cotangent norms");
+    sla_status st = (lam && V && U && (G || !gv) && M && gnorm) ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        for (int64_t q = 0; q < batch * k; q++) lam[q] = ld(dt, eigenvalues, q);
+        for (int64_t q = 0; q < nk; q++) V[q] = ld(dt, eigenvectors, q);
+        if (G) for (int64_t q = 0; q < nk; q++) G[q] = ld(dt, gv, q);
+    }
+    if (st == SLA_OK && gl) {
+        /* Hellmann–Feynman: U = V·diag(gλ), dval += U ∘ V on the pattern */
+        for (int64_t b = 0; b < batch; b++)
+            for (int64_t r = 0; r < n; r++)
+                for (int64_t i = 0; i < k; i++)
+                    U[(b * n + r) * k + i] = V[(b * n + r) * k + i] * ld(dt, gl, b * k + i);
+        st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, 1.0, U, 1, V, 1, k, dval);
+    }
+    if (st == SLA_OK && G) {
+        memset(U, 0, sizeof(double) * (size_t)nk);      /* U becomes W */
+        for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+            const double *Vb = V + b * n * k, *Gb = G + b * n * k;
+            memset(M, 0, sizeof(double) * (size_t)(k * k));
+            for (int64_t r = 0; r < n; r++)
+                for (int64_t i = 0; i < k; i++) {
+                    gnorm[b * k + i] += Gb[r * k + i] * Gb[r * k + i];
+                    for (int64_t j = 0; j < k; j++) M[j + i * k] += Vb[r * k + j] * Gb[r * k + i];
+                }
+            for (int64_t i = 0; i < k; i++) gnorm[b * k + i] = sqrt(gnorm[b * k + i]);
+            st = in_block(lam + b * k, Vb, M, n, k, P->norm1[b], gnorm + b * k, b, U + b * n * k);
+        }
+        if (st == SLA_OK) st = out_of_block(P, k, lam, V, G, gnorm, U);
+        if (st == SLA_OK) st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, -1.0, U, 1, V, 1, k, dval);
+    }
+    sla_free(lam);
+    sla_free(V);
+    sla_free(U);
+    sla_free(G);
+    sla_free(M);
+    sla_free(gnorm);
+    return st;
+}
+
+sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
+                         const void *eigenvectors, const void *g_eigenvalues,
+                         const void *g_eigenvectors, void *dvalues)
+{
+    SLA_TRY(sla_matrix_check(A, 1));
+    int64_t n = sla_pattern_nrows(A->pattern), nnz = sla_pattern_nnz(A->pattern);
+    if (sla_pattern_ncols(A->pattern) != n)
+        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
+                        (long long)sla_pattern_ncols(A->pattern));
+    SLA_CHECK_ARG(k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)n);
+    SLA_CHECK_ARG(eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are needed)",
+                  eigenvalues ? "eigenvectors" : "eigenvalues");
+    SLA_CHECK_ARG(dvalues || nnz == 0, "dvalues is NULL");
+    int64_t bad, nk = A->batch * n * k;
+    if (!sla_all_finite(A->dtype, eigenvalues, A->batch * k, &bad))
+        return SLA_FAIL(SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
+    if (!sla_all_finite(A->dtype, eigenvectors, nk, &bad))
+        return SLA_FAIL(SLA_ENONFINITE, "eigenvectors entry %lld is not finite", (long long)bad);
+    if (g_eigenvalues && !sla_all_finite(A->dtype, g_eigenvalues, A->batch * k, &bad))
+        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite", (long long)bad);
+    if (g_eigenvectors && !sla_all_finite(A->dtype, g_eigenvectors, nk, &bad))
+        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite", (long long)bad);
+    eig_problem P;
+    SLA_TRY(eig_problem_init(A, &P));
+    double *dval = sla_calloc((size_t)(A->batch * nnz), sizeof(double), "gradient");
+    sla_status st = dval ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK && (g_eigenvalues || g_eigenvectors))
+        st = vjp(&P, A->dtype, k, eigenvalues, eigenvectors, g_eigenvalues, g_eigenvectors, dval);
+    if (st == SLA_OK) {
+        for (int64_t q = 0; q < A->batch * nnz; q++) {
+            if (A->dtype == SLA_FLOAT64) ((double *)dvalues)[q] = dval[q];
+            else ((float *)dvalues)[q] = (float)dval[q];
+        }
+    }
+    sla_free(dval);
+    eig_problem_free(&P);
+    return st;
+}
