@@ -16,8 +16,9 @@ from ._solver import clear_solver_cache, set_solver_cache_size, solver_cache_inf
 from .backends import (BackendInfo, backends, get_available_backends, method_available,
                        show_backends)
 from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
-                     NotPositiveDefiniteError, ParseError, SingularMatrixError, SlaError,
-                     SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo, UnsupportedError)
+                     EigshInfo, NotPositiveDefiniteError, ParseError, SingularMatrixError,
+                     SlaError, SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo,
+                     UnsupportedError)
 from .io import load_mtx, save_mtx
 from .sparse_tensor import SparseTensor, spsolve
 from .sparse_tensor_list import SparseTensorList
@@ -28,8 +29,8 @@ library_path = _lib.path
 __all__ = [
     "SparseTensor", "SparseTensorList", "spsolve", "load_mtx", "save_mtx",
     "show_backends", "backends", "get_available_backends", "method_available", "BackendInfo",
-    "SolveInfo", "ConvergenceWarning", "ConvergenceError", "SlaError", "SlaValueError",
-    "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError", "BreakdownError",
-    "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",
+    "SolveInfo", "EigshInfo", "ConvergenceWarning", "ConvergenceError", "SlaError",
+    "SlaValueError", "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError",
+    "BreakdownError", "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",
     "clear_solver_cache", "set_solver_cache_size", "solver_cache_info", "library_path",
 ]

@@ -72,6 +72,29 @@ class BackendInfoC(ctypes.Structure):
                 ("unavailable_reason", c_char_p)]
 
 
+EIGSH_WHICH = ("LM", "SM", "LA", "SA")
+EIGSH_METHODS = ("auto", "lobpcg", "lanczos", "arpack", "dense")
+
+
+class EigshOptionsC(ctypes.Structure):
+    """sla_eigsh_options (include/sla/eig.h)."""
+    _fields_ = [("which", c_int), ("sigma", c_double), ("tol", c_double), ("maxiter", c_int64),
+                ("method", c_int), ("v0", c_void_p), ("nv0", c_int64), ("block_size", c_int64),
+                ("ncv", c_int64), ("precond_solver", c_void_p), ("precond", c_void_p),
+                ("precond_ctx", c_void_p), ("factor_options", c_void_p),
+                ("residuals", c_void_p)]
+
+
+class EigshInfoC(ctypes.Structure):
+    """sla_eigsh_info."""
+    _fields_ = [("method", c_int), ("which", c_int), ("sigma", c_double),
+                ("iterations", c_int64), ("restarts", c_int64),
+                ("operator_applications", c_int64), ("precond_applications", c_int64),
+                ("spmv", c_int64), ("factorizations", c_int64), ("converged", c_int64),
+                ("max_residual", c_double), ("norm_A", c_double),
+                ("description", ctypes.c_char * 320)]
+
+
 class CooC(ctypes.Structure):
     """sla_coo (include/sla/io.h)."""
     _fields_ = [("nrows", c_int64), ("ncols", c_int64), ("nnz", c_int64),
@@ -129,6 +152,12 @@ _PROTOTYPES = {
     "sla_solver_free": (None, [P(c_void_p)]),
     "sla_backend_count": (c_int64, []),
     "sla_backend_get": (c_int, [c_int64, P(BackendInfoC)]),
+    # eig.h
+    "sla_eigsh_options_init": (None, [P(EigshOptionsC)]),
+    "sla_eigsh": (c_int, [P(Matrix), c_int64, P(EigshOptionsC), c_void_p, c_void_p,
+                          P(EigshInfoC)]),
+    "sla_eigsh_vjp": (c_int, [P(Matrix), c_int64, c_void_p, c_void_p, c_void_p, c_void_p,
+                              c_void_p]),
     # io.h
     "sla_mm_read": (c_int, [c_char_p, P(P(CooC))]),
     "sla_coo_free": (None, [P(P(CooC))]),

@@ -35,6 +35,27 @@ class SolveConfig:
         self.info = None
         self.what = what
 
+    def report_eigsh(self, status, cinfo, k):
+        from ._capi import EIGSH_METHODS
+        from .errors import EigshInfo
+        bad = status == SLA_NOT_CONVERGED
+        if not (bad or self.want_info):
+            return
+        m = cinfo.method
+        info = EigshInfo(method=EIGSH_METHODS[m] if 0 <= m < len(EIGSH_METHODS) else str(m),
+                         converged=int(cinfo.converged), k=k, iterations=int(cinfo.iterations),
+                         max_residual=float(cinfo.max_residual), sigma=float(cinfo.sigma),
+                         factorizations=int(cinfo.factorizations),
+                         description=cinfo.description.decode("utf-8", "replace"))
+        self.info = info
+        if bad:
+            msg = (f"torch_sla eigsh did not converge: {info.converged} of {k} pairs, max "
+                   f"residual {info.max_residual:.3e} after {info.iterations} iterations; "
+                   f"{info.description}")
+            if self.strict:
+                raise ConvergenceError(msg, info)
+            warnings.warn(msg, ConvergenceWarning, stacklevel=5)
+
     def report(self, status, cinfo, adjoint=False):
         bad = status == SLA_NOT_CONVERGED or not cinfo.converged
         if not (bad or self.want_info):
@@ -262,34 +283,40 @@ class ToDense(Function):
 # ------------------------------------------------------------------------------------------------
 # Eigenpairs of symmetric matrices
 # ------------------------------------------------------------------------------------------------
-EXPECTED_EIGSH_API = """\
-sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
-                     void *eigenvalues /* [batch][k], ascending */,
-                     void *eigenvectors /* [batch][n][k], orthonormal columns */,
-                     sla_eigsh_info *info);
-sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
-                         const void *eigenvectors, const void *g_eigenvalues /* or NULL */,
-                         const void *g_eigenvectors /* or NULL */, void *dvalues /* [batch][nnz] */);
-with sla_eigsh_options { which (LA, SA, LM, SM), sigma (shift-invert when set), tol, maxiter }"""
-
-
-def eigsh_forward(pattern, values, k, which, sigma, tol, maxiter):
-    """(eigenvalues [B, k] ascending, eigenvectors [B, n, k]) from libsla's sla_eigsh.
-    The C eigensolver has not landed yet; its expected API is EXPECTED_EIGSH_API."""
-    from ._capi import require
+def eigsh_forward(pattern, values, k, opts, config):
+    """(eigenvalues [B, k] ascending, eigenvectors [B, n, k]) from sla_eigsh. opts: dict with
+    which, sigma, tol, maxiter, method (names). Non-convergence is reported through config."""
+    from ._capi import EIGSH_METHODS, EIGSH_WHICH, EigshInfoC, EigshOptionsC, require
     require("sla_eigsh", "SparseTensor.eigsh")
-    raise NotImplementedError("torch_sla: libsla exports sla_eigsh but this binding has not "
-                              "been wired to it yet; expected API:\n" + EXPECTED_EIGSH_API)
+    o = EigshOptionsC()
+    lib.sla_eigsh_options_init(ctypes.byref(o))
+    o.which = EIGSH_WHICH.index(opts["which"])
+    o.method = EIGSH_METHODS.index(opts["method"])
+    if opts["sigma"] is not None:
+        o.sigma = opts["sigma"]
+    if opts["tol"] is not None:
+        o.tol = opts["tol"]
+    if opts["maxiter"] is not None:
+        o.maxiter = opts["maxiter"]
+    B, n = values.shape[0], pattern.ncols
+    evals = values.new_empty(B, k)
+    evecs = values.new_empty(B, n, k)
+    info = EigshInfoC()
+    A = matrix_view(pattern, values)
+    st = check(lib.sla_eigsh(ctypes.byref(A), k, ctypes.byref(o), evals.data_ptr(),
+                             evecs.data_ptr(), ctypes.byref(info)))
+    config.report_eigsh(st, info, k)
+    return evals, evecs
 
 
 class Eigsh(Function):
-    """k eigenpairs of symmetric A_b. Backward: eigenvalue cotangents give
-    ∂a_s = Σ_i g_i v_i[r_s] v_i[c_s] (one sla_pattern_outer_add); eigenvector cotangents need
-    the projected solves of sla_eigsh_vjp."""
+    """k eigenpairs of symmetric A_b (sla_eigsh). Backward: sla_eigsh_vjp —
+    ∂a_s = Σ_i gλ_i v_i[r_s] v_i[c_s] − Σ_i w_i[r_s] v_i[c_s], with w_i = (A − λ_i I)⁺ g_i for
+    eigenvector cotangents (projected solves in libsla)."""
 
     @staticmethod
-    def forward(ctx, values, pattern, k, which, sigma, tol, maxiter):
-        evals, evecs = eigsh_forward(pattern, values, k, which, sigma, tol, maxiter)
+    def forward(ctx, values, pattern, k, opts, config):
+        evals, evecs = eigsh_forward(pattern, values, k, opts, config)
         ctx.pattern = pattern
         ctx.save_for_backward(values, evals, evecs)
         return evals, evecs
@@ -298,17 +325,13 @@ class Eigsh(Function):
     @once_differentiable
     def backward(ctx, g_vals, g_vecs):
         values, evals, evecs = ctx.saved_tensors
-        B, k = evals.shape
-        dv = torch.zeros_like(values)
-        if g_vecs is not None and bool(g_vecs.ne(0).any()):
-            from ._capi import require
-            require("sla_eigsh_vjp", "gradients with respect to eigenvectors")
-            A = matrix_view(ctx.pattern, values)
-            check(lib.sla_eigsh_vjp(ctypes.byref(A), k, evals.data_ptr(), evecs.data_ptr(),
-                                    g_vals.contiguous().data_ptr(),
-                                    g_vecs.contiguous().data_ptr(), dv.data_ptr()))
-            return dv, None, None, None, None, None, None
-        u = (evecs * g_vals.unsqueeze(1)).contiguous()       # v_i scaled by g_i
-        check(lib.sla_pattern_outer_add(ctx.pattern.ptr, DTYPE_CODE[values.dtype], B, 1.0,
-                                        u.data_ptr(), 1, evecs.data_ptr(), 1, k, dv.data_ptr()))
-        return dv, None, None, None, None, None, None
+        dv = torch.empty_like(values)
+        gv = g_vals.contiguous() if g_vals is not None and bool(g_vals.ne(0).any()) else None
+        gV = g_vecs.contiguous() if g_vecs is not None and bool(g_vecs.ne(0).any()) else None
+        if gv is None and gV is None:
+            return dv.zero_(), None, None, None, None
+        A = matrix_view(ctx.pattern, values)
+        check(lib.sla_eigsh_vjp(ctypes.byref(A), evals.shape[1], evals.data_ptr(),
+                                evecs.data_ptr(), gv.data_ptr() if gv is not None else None,
+                                gV.data_ptr() if gV is not None else None, dv.data_ptr()))
+        return dv, None, None, None, None

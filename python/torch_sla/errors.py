@@ -107,3 +107,19 @@ class SolveInfo:
     preconditioner: str = "none"
     rcond: float = float("nan")
     adjoint: Optional["SolveInfo"] = field(default=None, repr=False)
+
+
+@dataclass
+class EigshInfo:
+    """What an eigsh did (``return_info=True``): method used ('lobpcg', 'lanczos', 'arpack',
+    'dense'), converged (number of converged wanted pairs, min over the batch), k, iterations,
+    max_residual (max ‖A v − λ v‖₂/‖A‖₁), sigma (shift of the factorized A − σI, NaN if none),
+    factorizations, description (libsla's one line)."""
+    method: str
+    converged: int
+    k: int
+    iterations: int
+    max_residual: float
+    sigma: float
+    factorizations: int
+    description: str

@@ -512,31 +512,42 @@ class SparseTensor:
     # ------------------------------------------------------------------------------------------
     # Eigenvalues
     # ------------------------------------------------------------------------------------------
-    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=None,
-              maxiter=None):
-        """k eigenpairs of a symmetric matrix: which = 'LA', 'SA', 'LM', 'SM', or those nearest
-        sigma (shift-invert). Returns (eigenvalues [*batch, k] ascending, eigenvectors
-        [*batch, N, k]) (eigenvectors None if return_eigenvectors=False). Differentiable:
-        ∂λ_i/∂a_rc = v_i[r]·v_i[c] (sla_pattern_outer_add); eigenvector cotangents through
-        sla_eigsh_vjp.
+    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, *, tol=None,
+              maxiter=None, method="auto", return_info=False, strict=False):
+        """k eigenpairs of each symmetric matrix (libsla's sla_eigsh): which = 'LM' (largest
+        magnitude, default), 'SM', 'LA', 'SA', or with sigma the k eigenvalues nearest sigma
+        (shift-invert). Returns (eigenvalues [*batch, k] ascending, eigenvectors
+        [*batch, N, k]) (None instead of the eigenvectors if return_eigenvectors=False).
+        Eigenvectors are unit vectors whose largest-magnitude component is positive.
 
-        Needs libsla's eigensolver (sla_eigsh), which has not landed yet: until then this
-        raises NotImplementedError (the expected C API is in docs/python.md)."""
+        method : 'auto', 'lobpcg', 'lanczos', 'arpack', 'dense' (libsla chooses by default)
+        tol : relative residual ‖A v − λ v‖₂ / ‖A‖₁ (libsla default 1e-10)
+        return_info, strict : as for solve (EigshInfo; ConvergenceWarning / ConvergenceError)
+
+        Differentiable with respect to the values, through eigenvalues and eigenvectors
+        (sla_eigsh_vjp: Hellmann–Feynman for eigenvalues, projected solves for eigenvectors).
+        Each stored entry is an independent variable: parametrize a symmetric matrix by one
+        triangle (or store both triangles from the same parameters) so that perturbations stay
+        symmetric."""
         if which not in ("LA", "SA", "LM", "SM"):
             raise ValueError(f"which = {which!r}: use 'LA', 'SA', 'LM' or 'SM'")
         if not self.is_square:
             raise ValueError(f"eigsh needs a square matrix, A has shape {self._shape}")
+        from ._capi import EIGSH_METHODS
+        if method not in EIGSH_METHODS:
+            raise ValueError(f"method = {method!r} is not one of {', '.join(EIGSH_METHODS)}")
         N = self._shape[-1]
-        if not 1 <= int(k) <= N:
+        k = int(k)
+        if not 1 <= k <= N:
             raise ValueError(f"k = {k} must be in [1, {N}]")
-        evals, evecs = F.Eigsh.apply(self._csr(), self._pattern, int(k), which,
-                                     None if sigma is None else float(sigma),
-                                     None if tol is None else float(tol),
-                                     None if maxiter is None else int(maxiter))
-        evals = self._unflatten(evals, (int(k),))
-        if not return_eigenvectors:
-            return evals, None
-        return evals, self._unflatten(evecs, (N, int(k)))
+        opts = {"which": which, "sigma": None if sigma is None else float(sigma),
+                "tol": None if tol is None else float(tol),
+                "maxiter": None if maxiter is None else int(maxiter), "method": method}
+        config = F.SolveConfig(strict=strict, want_info=return_info, what="eigsh")
+        evals, evecs = F.Eigsh.apply(self._csr(), self._pattern, k, opts, config)
+        evals = self._unflatten(evals, (k,))
+        evecs = self._unflatten(evecs, (N, k)) if return_eigenvectors else None
+        return (evals, evecs, config.info) if return_info else (evals, evecs)
 
     # ------------------------------------------------------------------------------------------
     # Elementwise arithmetic on the values (same pattern)
