@@ -25,8 +25,8 @@ def matrix_view(pattern, values):
 
 
 class SolveConfig:
-    """How a solve reports non-convergence, and where it leaves its SolveInfo (converted from
-    the C struct only when asked for, or to build a warning)."""
+    """How a solve or eigsh reports non-convergence, and where it leaves its SolveInfo /
+    EigshInfo (converted from the C struct only when asked for, or to build a warning)."""
     __slots__ = ("strict", "want_info", "info", "what")
 
     def __init__(self, strict=False, want_info=False, what="solve"):
@@ -49,12 +49,14 @@ class SolveConfig:
                          description=cinfo.description.decode("utf-8", "replace"))
         self.info = info
         if bad:
-            msg = (f"torch_sla eigsh did not converge: {info.converged} of {k} pairs, max "
-                   f"residual {info.max_residual:.3e} after {info.iterations} iterations; "
-                   f"{info.description}")
-            if self.strict:
-                raise ConvergenceError(msg, info)
-            warnings.warn(msg, ConvergenceWarning, stacklevel=5)
+            self._not_converged(f"torch_sla eigsh did not converge: {info.converged} of {k} "
+                                f"pairs, max residual {info.max_residual:.3e} after "
+                                f"{info.iterations} iterations; {info.description}", info)
+
+    def _not_converged(self, msg, info):
+        if self.strict:
+            raise ConvergenceError(msg, info)
+        warnings.warn(msg, ConvergenceWarning, stacklevel=6)
 
     def report(self, status, cinfo, adjoint=False):
         bad = status == SLA_NOT_CONVERGED or not cinfo.converged
@@ -68,12 +70,10 @@ class SolveConfig:
             self.info = info
         if bad:
             what = f"{self.what} (adjoint, in backward)" if adjoint else self.what
-            msg = (f"torch_sla {what} did not converge: {info.method}, reason '{info.reason}' "
-                   f"after {info.iterations} iterations, residual {info.residual:.3e} "
-                   f"(relative {info.relative_residual:.3e}); {info.description}")
-            if self.strict:
-                raise ConvergenceError(msg, info)
-            warnings.warn(msg, ConvergenceWarning, stacklevel=5)
+            self._not_converged(
+                f"torch_sla {what} did not converge: {info.method}, reason '{info.reason}' "
+                f"after {info.iterations} iterations, residual {info.residual:.3e} "
+                f"(relative {info.relative_residual:.3e}); {info.description}", info)
 
 
 # ------------------------------------------------------------------------------------------------
