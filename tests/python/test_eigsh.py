@@ -109,3 +109,14 @@ def test_unsymmetric_matrix_message_from_c():
     row, col, val = random_sparse(6, seed=2)
     with pytest.raises(ValueError, match="symmetr"):
         SparseTensor(val, row, col, (6, 6)).eigsh(2)
+
+
+def test_eigsh_nonconvergence_warns_or_raises():
+    row, col, val = poisson2d(30)
+    A = SparseTensor(val, row, col, (900, 900))
+    with pytest.warns(torch_sla.ConvergenceWarning, match="eigsh did not converge"):
+        w, V, info = A.eigsh(4, which="SA", method="lobpcg", maxiter=2, tol=1e-14,
+                             return_info=True)
+    assert info.converged < 4 and info.max_residual > 1e-14
+    with pytest.raises(torch_sla.ConvergenceError):
+        A.eigsh(4, which="SA", method="lobpcg", maxiter=2, tol=1e-14, strict=True)
