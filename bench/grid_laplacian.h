@@ -27,9 +27,9 @@ static grid_csr grid_laplacian(int64_t nx, int64_t ny, int64_t nz)
         for (int64_t y = 0; y < ny; y++)
             for (int64_t x = 0; x < nx; x++) {
                 int64_t i = (z * ny + y) * nx + x;
-                int64_t nb[7] = {z > 0 ? i - nx * ny : -1, y > 0 ? i - nx : -1, x > 0 ? i - 1 : -1, i,
-                                 x < nx - 1 ? i + 1 : -1, y < ny - 1 ? i + nx : -1,
-                                 z < nz - 1 ? i + nx * ny : -1};
+                int64_t nb[7] = {z > 0 ? i - nx * ny : -1, y > 0 ? i - nx : -1,
+                                 x > 0 ? i - 1 : -1, i, x < nx - 1 ? i + 1 : -1,
+                                 y < ny - 1 ? i + nx : -1, z < nz - 1 ? i + nx * ny : -1};
                 for (int q = 0; q < 7; q++) {
                     if (nb[q] < 0) continue;
                     g.ci[k] = nb[q];

@@ -259,7 +259,8 @@ fail:
 static void refresh_transposes(sla_amg *amg)
 {
     for (int l = 0; l < amg->nlevels; l++)
-        if (amg->lev[l].atperm) amg_permute_values(&amg->lev[l].A, amg->lev[l].atperm, &amg->lev[l].At);
+        if (amg->lev[l].atperm)
+            amg_permute_values(&amg->lev[l].A, amg->lev[l].atperm, &amg->lev[l].At);
 }
 
 sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
@@ -373,8 +374,12 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
     const amg_csr *A = trans ? &L->At : &L->A;
     const amg_blocks *bk = trans ? &L->blkt : &L->blk;
     /* pre: ν forward sweeps from x = 0; post: ν backward sweeps, the adjoint */
-    for (int s = 0; s < amg->opt.presmooth; s++) sweep(amg, L, trans, b, x, 0, s == 0);
-    amg_residual(A, bk, b, x, L->r);
+    int nu = amg->opt.presmooth, gs = amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI;
+    for (int s = 0; s < nu - gs; s++) sweep(amg, L, trans, b, x, 0, s == 0);
+    if (gs)   /* the last sweep computes the residual on the fly */
+        amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
+    else
+        amg_residual(A, bk, b, x, L->r);
     amg_spmv(&L->R, L->r, N->b, 0);
     vcycle(amg, l + 1, trans, N->b, N->x);
     amg_spmv(&L->P, N->x, x, 1);

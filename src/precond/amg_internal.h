@@ -40,6 +40,8 @@ typedef struct amg_blocks {
     int64_t *bounds;   /* [n + 1] row ranges, split by nonzeros */
     int64_t nhalo;
     int32_t *halo;     /* [nhalo] */
+    int64_t nbrows;
+    int32_t *brows;    /* [nbrows] rows that read another block (their residual waits for it) */
 } amg_blocks;
 
 typedef struct amg_level {
@@ -131,6 +133,12 @@ void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *d
  * if zero_guess (only the strictly lower in-block part is then read). */
 void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, const double *b,
                   double *x, double *xold, int reverse, int zero_guess);
+/* The last forward pre-smoothing sweep fused with the residual r = b − A x: the residual of a
+ * row is computed as soon as the sweep has passed its last column, while the row is still in
+ * cache, saving one pass over A; rows reading another block wait for the end of the sweep. The
+ * results are those of amg_gs_sweep followed by amg_residual, bit for bit. */
+void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, double *r, int zero_guess);
 /* One damped Jacobi sweep x += dinv ∘ (b − A x), using r as scratch; x = dinv ∘ b if zero_guess. */
 void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                       const double *b, double *x, double *r, int zero_guess);

@@ -27,31 +27,44 @@ sla_status amg_blocks_build(const amg_csr *A, int nblocks, amg_blocks *blk)
 
 /* Columns read across block boundaries. Only rows whose first or last column leaves the block
  * (columns are sorted) are scanned. */
+/* Row i of block [lo, hi) reads only its own block (columns are sorted). */
+static inline int row_inside(const amg_csr *A, int64_t i, int64_t lo, int64_t hi)
+{
+    int64_t k0 = A->rp[i], k1 = A->rp[i + 1];
+    return k0 == k1 || (A->ci[k0] >= lo && A->ci[k1 - 1] < hi);
+}
+
 sla_status amg_blocks_halo(const amg_csr *A, amg_blocks *blk)
 {
     sla_free(blk->halo);
-    blk->halo = NULL;
-    blk->nhalo = 0;
+    sla_free(blk->brows);
+    blk->halo = blk->brows = NULL;
+    blk->nhalo = blk->nbrows = 0;
     if (blk->n <= 1) return SLA_OK;
-    int64_t n = A->ncols;
+    int64_t n = A->ncols, nb = 0, nh = 0;
     unsigned char *mark = sla_calloc((size_t)n, 1, "AMG halo marks");
     if (!mark) return SLA_ENOMEM;
-    int64_t nh = 0;
     for (int t = 0; t < blk->n; t++) {
         int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
         for (int64_t i = lo; i < hi; i++) {
-            int64_t k0 = A->rp[i], k1 = A->rp[i + 1];
-            if (k0 == k1 || (A->ci[k0] >= lo && A->ci[k1 - 1] < hi)) continue;
-            for (int64_t k = k0; k < k1; k++) {
+            if (row_inside(A, i, lo, hi)) continue;
+            nb++;
+            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
                 int64_t j = A->ci[k];
                 if ((j < lo || j >= hi) && !mark[j]) { mark[j] = 1; nh++; }
             }
         }
     }
     blk->halo = sla_malloc((size_t)nh, sizeof(int32_t), "AMG halo");
-    if (!blk->halo) { sla_free(mark); return SLA_ENOMEM; }
+    blk->brows = sla_malloc((size_t)nb, sizeof(int32_t), "AMG block boundary rows");
+    if (!blk->halo || !blk->brows) { sla_free(mark); return SLA_ENOMEM; }
     for (int64_t j = 0, h = 0; j < n; j++)
         if (mark[j]) blk->halo[h++] = (int32_t)j;
+    for (int t = 0; t < blk->n; t++) {
+        int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
+        for (int64_t i = lo; i < hi; i++)
+            if (!row_inside(A, i, lo, hi)) blk->brows[blk->nbrows++] = (int32_t)i;
+    }
     blk->nhalo = nh;
     sla_free(mark);
     return SLA_OK;
@@ -61,6 +74,7 @@ void amg_blocks_free(amg_blocks *blk)
 {
     sla_free(blk->bounds);
     sla_free(blk->halo);
+    sla_free(blk->brows);
     memset(blk, 0, sizeof *blk);
 }
 
@@ -112,13 +126,13 @@ void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *d
 
 /* x_i = (b_i − Σ_{lo ≤ j < i} a_ij x_j) / d₁_i: the first forward sweep from x = 0 reads only the
  * strictly lower in-block part of each row (columns are sorted: stop at the diagonal). */
-static void forward_from_zero(const amg_csr *A, const double *dinv, const double *b, double *x,
-                              int64_t lo, int64_t hi)
+static inline void forward_from_zero(const amg_csr *A, const double *dinv, const double *b,
+                                     double *x, int64_t lo, int64_t from, int64_t to)
 {
     const int64_t *rp = A->rp;
     const int32_t *ci = A->ci;
     const double *v = A->v;
-    for (int64_t i = lo; i < hi; i++) {
+    for (int64_t i = from; i < to; i++) {
         double s = b[i];
         for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
             int64_t j = ci[k];
@@ -162,11 +176,49 @@ void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, c
     for (int t = 0; t < blk->n; t++) {
         int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
         if (zero_guess)
-            forward_from_zero(A, dinv, b, x, lo, hi);
+            forward_from_zero(A, dinv, b, x, lo, lo, hi);
         else if (!reverse)
             for (int64_t i = lo; i < hi; i++) gs_row(A, dinv, b, x, xold, lo, hi, i);
         else
             for (int64_t i = hi - 1; i >= lo; i--) gs_row(A, dinv, b, x, xold, lo, hi, i);
+    }
+}
+
+static inline double row_residual(const amg_csr *A, const double *b, const double *x, int64_t i)
+{
+    double s = b[i];
+    for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) s -= A->v[k] * x[A->ci[k]];
+    return s;
+}
+
+void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, double *r, int zero_guess)
+{
+    if (!zero_guess)
+        for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
+    #pragma omp parallel if (blk->n > 1)
+    {
+        #pragma omp for schedule(static, 1)
+        for (int t = 0; t < blk->n; t++) {
+            int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1], j = lo;
+            for (int64_t i = lo; i < hi; i++) {
+                if (zero_guess) forward_from_zero(A, dinv, b, x, lo, i, i + 1);
+                else gs_row(A, dinv, b, x, xold, lo, hi, i);
+                /* rows whose last column the sweep has passed are final: their residual now */
+                for (; j <= i; j++) {
+                    int64_t k0 = A->rp[j], k1 = A->rp[j + 1];
+                    if (k0 < k1 && (A->ci[k0] < lo || A->ci[k1 - 1] >= hi)) continue;  /* later */
+                    if (k0 < k1 && A->ci[k1 - 1] > i) break;
+                    r[j] = row_residual(A, b, x, j);
+                }
+            }
+            for (; j < hi; j++)
+                if (row_inside(A, j, lo, hi)) r[j] = row_residual(A, b, x, j);
+        }
+        /* implicit barrier: every block's x is final */
+        #pragma omp for schedule(static)
+        for (int64_t q = 0; q < blk->nbrows; q++)
+            r[blk->brows[q]] = row_residual(A, b, x, blk->brows[q]);
     }
 }
 
@@ -175,11 +227,8 @@ void amg_residual(const amg_csr *A, const amg_blocks *blk, const double *b, cons
 {
     #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++)
-        for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++) {
-            double s = b[i];
-            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) s -= A->v[k] * x[A->ci[k]];
-            r[i] = s;
-        }
+        for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++)
+            r[i] = row_residual(A, b, x, i);
 }
 
 void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,

@@ -63,7 +63,8 @@ static void apply_s(const amg_csr *A, const amg_blocks *blk, const double *s, co
     for (int t = 0; t < blk->n; t++)
         for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++) {
             double acc = 0;
-            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) acc += A->v[k] * s[A->ci[k]] * v[A->ci[k]];
+            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
+                acc += A->v[k] * s[A->ci[k]] * v[A->ci[k]];
             w[i] = s[i] * acc - beta * vprev[i];
         }
 }

@@ -4,7 +4,7 @@
  * Gustavson's row-wise algorithm (ACM TOMS 4 (1978) 250–269): row i of C is the combination
  * Σ_k a_ik B(k, :), accumulated in a dense per-thread array indexed by column with a marker of the
  * row that last touched each column. One pass computes pattern and values: each thread takes a
- * contiguous range of rows of about equal work (Σ_k nnz(B(k,:))), appends its rows to a private
+ * contiguous range of rows of about equal work (Σ_k nnz(B(k,:))), appends its rows to the range's
  * buffer, and the buffers are copied into place after a prefix sum of the row counts. Columns are
  * sorted per row (the smoother relies on it). amg_spgemm_numeric recomputes the values on the
  * stored pattern in the same order of operations, so update() reproduces create() bit for bit.
@@ -118,29 +118,33 @@ sla_status amg_spgemm(const amg_csr *A, const amg_csr *B, amg_csr *C)
     C->rp[0] = 0;
     #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-        int t = omp_get_thread_num();
-        row_buffer *b = &buf[t];
-        int64_t *mk = mark + (size_t)t * (size_t)n;   /* slot in b of column j, for row mk */
-        for (int64_t j = 0; j < n; j++) mk[j] = -1;
-        for (int64_t i = bounds[t]; i < bounds[t + 1] && !b->failed; i++) {
-            int64_t start = b->len;
-            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
-                int64_t r = A->ci[k];
-                double a = A->v[k];
-                if (!buffer_reserve(b, B->rp[r + 1] - B->rp[r])) break;
-                for (int64_t q = B->rp[r]; q < B->rp[r + 1]; q++) {
-                    int32_t j = B->ci[q];
-                    if (mk[j] < start) {   /* first touch in this row */
-                        mk[j] = b->len;
-                        b->ci[b->len] = j;
-                        b->v[b->len++] = a * B->v[q];
-                    } else {
-                        b->v[mk[j]] += a * B->v[q];
+        /* ranges, not threads, own the buffers: a smaller team (nested parallelism off) still
+         * covers every range */
+        int64_t *mk = mark + (size_t)omp_get_thread_num() * (size_t)n;   /* slot of column j */
+        #pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            row_buffer *b = &buf[t];
+            for (int64_t j = 0; j < n; j++) mk[j] = -1;
+            for (int64_t i = bounds[t]; i < bounds[t + 1] && !b->failed; i++) {
+                int64_t start = b->len;
+                for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
+                    int64_t r = A->ci[k];
+                    double a = A->v[k];
+                    if (!buffer_reserve(b, B->rp[r + 1] - B->rp[r])) break;
+                    for (int64_t q = B->rp[r]; q < B->rp[r + 1]; q++) {
+                        int32_t j = B->ci[q];
+                        if (mk[j] < start) {   /* first touch in this row */
+                            mk[j] = b->len;
+                            b->ci[b->len] = j;
+                            b->v[b->len++] = a * B->v[q];
+                        } else {
+                            b->v[mk[j]] += a * B->v[q];
+                        }
                     }
                 }
+                sort_pairs(b->ci + start, b->v + start, b->len - start);
+                C->rp[i + 1] = b->len - start;
             }
-            sort_pairs(b->ci + start, b->v + start, b->len - start);
-            C->rp[i + 1] = b->len - start;
         }
     }
     for (int t = 0; t < nt; t++)

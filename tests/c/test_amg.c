@@ -42,7 +42,8 @@ static void from_csr(int64_t n, const int64_t *rp, const int64_t *ci, sla_patter
 static void poisson3d(int64_t m, sla_pattern **p, double **values)
 {
     int64_t n = m * m * m, k = 0;
-    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1)), *ci = malloc(sizeof(int64_t) * (size_t)(7 * n));
+    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *ci = malloc(sizeof(int64_t) * (size_t)(7 * n));
     double *v = malloc(sizeof(double) * (size_t)(7 * n));
     rp[0] = 0;
     for (int64_t z = 0; z < m; z++)
@@ -67,7 +68,8 @@ static void poisson3d(int64_t m, sla_pattern **p, double **values)
 static void convdiff2d(int64_t m, sla_pattern **p, double **values)
 {
     int64_t n = m * m, k = 0;
-    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1)), *ci = malloc(sizeof(int64_t) * (size_t)(5 * n));
+    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *ci = malloc(sizeof(int64_t) * (size_t)(5 * n));
     double *v = malloc(sizeof(double) * (size_t)(5 * n));
     double cx = 2.0, cy = 1.0;   /* cell Péclet numbers */
     rp[0] = 0;
@@ -166,7 +168,8 @@ static void vcycle_contracts(void **state)
         TU_OK(sla_amg_apply(amg, SLA_OP_N, r, z));
         for (int64_t i = 0; i < n; i++) x[i] += z[i];
     }
-    print_message("    V-cycle contraction factor on 2D Poisson %lld²: %.3f\n", (long long)m, factor);
+    print_message("    V-cycle contraction factor on 2D Poisson %lld²: %.3f\n", (long long)m,
+                  factor);
     assert_true(factor < 0.45);
     assert_true(factor > 0.01);   /* an exact solver would mean the test measures nothing */
     sla_amg_free(&amg);
@@ -326,7 +329,8 @@ static void transpose_unsymmetric(void **state)
         TU_OK(sla_amg_apply(amg, SLA_OP_T, y, ty));
         a = dot(mx, y, n);
         b = dot(x, ty, n);
-        assert_true(fabs(a - b) <= 1e-12 * fmax(tu_norm2(mx, n) * tu_norm2(y, n), tu_norm2(x, n) * tu_norm2(ty, n)));
+        scale = fmax(tu_norm2(mx, n) * tu_norm2(y, n), tu_norm2(x, n) * tu_norm2(ty, n));
+        assert_true(fabs(a - b) <= 1e-12 * scale);
         for (int64_t k = 0; k < sla_pattern_nnz(p); k++) v[k] /= 2;
         sla_amg_free(&amg);
     }
@@ -343,7 +347,8 @@ static void transpose_unsymmetric(void **state)
 static void check_update(const sla_pattern *p, double *v, double *v2, const sla_amg_options *opt)
 {
     int64_t n = sla_pattern_nrows(p);
-    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v), A2 = sla_matrix_view(p, SLA_FLOAT64, 1, v2);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    sla_matrix A2 = sla_matrix_view(p, SLA_FLOAT64, 1, v2);
     sla_amg *upd = NULL, *fresh = NULL, *old = NULL;
     TU_OK(sla_amg_create(&A, 0, opt, &upd));
     TU_OK(sla_amg_create(&A, 0, opt, &old));
@@ -427,7 +432,8 @@ static void float32_and_batch(void **state)
         vd[nnz + k] = v[k];
         vd[k] = 0;
     }
-    sla_matrix Af = sla_matrix_view(p, SLA_FLOAT32, 2, vf), Ad = sla_matrix_view(p, SLA_FLOAT64, 2, vd);
+    sla_matrix Af = sla_matrix_view(p, SLA_FLOAT32, 2, vf);
+    sla_matrix Ad = sla_matrix_view(p, SLA_FLOAT64, 2, vd);
     sla_amg_options opt;
     sla_amg_options_init(&opt);
     opt.coarse_size = 100;
@@ -498,7 +504,8 @@ static void deterministic(void **state)
 static void coarse_fallbacks(void **state)
 {
     int64_t n = 3000;
-    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1)), *ci = malloc(sizeof(int64_t) * (size_t)n);
+    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *ci = malloc(sizeof(int64_t) * (size_t)n);
     double *v = malloc(sizeof(double) * (size_t)n), *r = malloc(sizeof(double) * (size_t)n);
     double *z = malloc(sizeof(double) * (size_t)n);
     for (int64_t i = 0; i <= n; i++) rp[i] = i;
@@ -552,10 +559,12 @@ static void describe_format(void **state)
     int levels = 0;
     double oc = 0, gc = 0;
     long long n0 = 0;
-    assert_int_equal(sscanf(d, "AMG (smoothed aggregation): %d levels, sizes %lld/", &levels, &n0), 2);
+    assert_int_equal(sscanf(d, "AMG (smoothed aggregation): %d levels, sizes %lld/", &levels,
+                            &n0), 2);
     assert_true(levels >= 3);
     assert_int_equal(n0, 10000);
-    assert_int_equal(sscanf(strstr(d, "operator complexity"), "operator complexity %lf, grid complexity %lf", &oc, &gc), 2);
+    assert_int_equal(sscanf(strstr(d, "operator complexity"),
+                            "operator complexity %lf, grid complexity %lf", &oc, &gc), 2);
     assert_true(oc > 1 && oc < 2 && gc > 1 && gc < oc);
     assert_non_null(strstr(d, "dense Cholesky"));
     sla_amg_free(&amg);
