@@ -129,8 +129,9 @@ sla_status amg_diagonal_error(const amg_csr *A, int level, int64_t bad);
 /* dinv: l1 hybrid Gauss–Seidel, or Jacobi damped by 4/(3ρ), ρ ≈ ρ(D⁻¹A). */
 void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *diag, double rho,
                         sla_amg_smoother smoother, double *dinv);
-/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b; x = 0 on entry
- * if zero_guess (only the strictly lower in-block part is then read). */
+/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b. zero_guess:
+ * the sweep starts from x = 0 whatever x holds (a forward one then reads only the strictly lower
+ * in-block part of each row). xold is the snapshot of the halo columns. */
 void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, const double *b,
                   double *x, double *xold, int reverse, int zero_guess);
 /* The last forward pre-smoothing sweep fused with the residual r = b − A x: the residual of a
@@ -139,7 +140,7 @@ void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, c
  * results are those of amg_gs_sweep followed by amg_residual, bit for bit. */
 void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                              const double *b, double *x, double *xold, double *r, int zero_guess);
-/* One damped Jacobi sweep x += dinv ∘ (b − A x), using r as scratch; x = dinv ∘ b if zero_guess. */
+/* One damped Jacobi sweep x += dinv ∘ (b − A x), r as scratch; x = dinv ∘ b if zero_guess. */
 void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                       const double *b, double *x, double *r, int zero_guess);
 /* r = b − A x. */
