@@ -544,6 +544,29 @@ static void coarse_fallbacks(void **state)
     free(rp); free(ci); free(v); free(r); free(z); free(ci3); free(v3);
 }
 
+/* n = 0 and n = 1 (a dense 1 × 1 "hierarchy"). */
+static void tiny_sizes(void **state)
+{
+    sla_pattern *p = NULL;
+    sla_amg *amg = NULL;
+    TU_OK(sla_pattern_from_coo(0, 0, 0, NULL, NULL, &p));
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, NULL);
+    TU_OK(sla_amg_create(&A, 0, NULL, &amg));
+    TU_OK(sla_amg_apply(amg, SLA_OP_T, NULL, NULL));
+    assert_non_null(strstr(sla_amg_describe(amg), "sizes 0"));
+    sla_amg_free(&amg);
+    sla_pattern_free(&p);
+    int64_t z = 0;
+    double v = -2, r = 3, x = 0;
+    TU_OK(sla_pattern_from_coo(1, 1, 1, &z, &z, &p));
+    A = sla_matrix_view(p, SLA_FLOAT64, 1, &v);
+    TU_OK(sla_amg_create(&A, 0, NULL, &amg));
+    TU_OK(sla_amg_apply(amg, SLA_OP_N, &r, &x));
+    TU_CLOSE(x, -1.5, 1e-15);
+    sla_amg_free(&amg);
+    sla_pattern_free(&p);
+}
+
 static void describe_format(void **state)
 {
     sla_pattern *p = NULL;
@@ -691,6 +714,7 @@ int main(void)
         cmocka_unit_test(float32_and_batch),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(coarse_fallbacks),
+        cmocka_unit_test(tiny_sizes),
         cmocka_unit_test(describe_format),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocation_failures),
