@@ -41,28 +41,30 @@ static int nearly_symmetric(const double *f, int64_t n)
     return 1;
 }
 
+/* No factor: the caller smooths the coarsest level instead. */
+static sla_status smooth_instead(amg_coarse *c)
+{
+    int n = c->n;
+    amg_coarse_free(c);
+    c->kind = AMG_COARSE_SMOOTH;
+    c->n = n;
+    return SLA_OK;
+}
+
 sla_status amg_coarse_factor(const amg_csr *A, int64_t coarse_size, amg_coarse *c)
 {
     int64_t n = A->nrows;
     amg_coarse_free(c);
     c->n = (int)n;
     if (n == 0) { c->kind = AMG_COARSE_NONE; return SLA_OK; }
-    if (n > (coarse_size > AMG_DENSE_MAX ? coarse_size : AMG_DENSE_MAX)) {
-        c->kind = AMG_COARSE_SMOOTH;
-        return SLA_OK;
-    }
+    if (n > (coarse_size > AMG_DENSE_MAX ? coarse_size : AMG_DENSE_MAX)) return smooth_instead(c);
     int ni = (int)n, info = 0;
     c->f = sla_malloc((size_t)(n * n), sizeof(double), "AMG coarse factor");
     if (!c->f) return SLA_ENOMEM;
     to_dense(A, c->f);
     int finite = 1;
     for (int64_t k = 0; k < n * n; k++) finite &= isfinite(c->f[k]) != 0;
-    if (!finite) {   /* NaN/Inf values (unvalidated input): do not hand them to LAPACK */
-        c->kind = AMG_COARSE_SMOOTH;
-        sla_free(c->f);
-        c->f = NULL;
-        return SLA_OK;
-    }
+    if (!finite) return smooth_instead(c);   /* NaN/Inf (unvalidated input): not for LAPACK */
     if (nearly_symmetric(c->f, n)) {
         dpotrf_("L", &ni, c->f, &ni, &info, 1);
         if (info == 0) { c->kind = AMG_COARSE_CHOLESKY; return SLA_OK; }
@@ -76,13 +78,7 @@ sla_status amg_coarse_factor(const amg_csr *A, int64_t coarse_size, amg_coarse *
         umax = fmax(umax, fabs(c->f[i * n + i]));
         umin = fmin(umin, fabs(c->f[i * n + i]));
     }
-    if (info != 0 || !(umin > 1e-13 * umax)) {
-        c->kind = AMG_COARSE_SMOOTH;
-        amg_coarse_free(c);
-        c->kind = AMG_COARSE_SMOOTH;
-        c->n = ni;
-        return SLA_OK;
-    }
+    if (info != 0 || !(umin > 1e-13 * umax)) return smooth_instead(c);
     c->kind = AMG_COARSE_LU;
     return SLA_OK;
 }

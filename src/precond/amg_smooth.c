@@ -25,8 +25,6 @@ sla_status amg_blocks_build(const amg_csr *A, int nblocks, amg_blocks *blk)
     return amg_blocks_halo(A, blk);
 }
 
-/* Columns read across block boundaries. Only rows whose first or last column leaves the block
- * (columns are sorted) are scanned. */
 /* Row i of block [lo, hi) reads only its own block (columns are sorted). */
 static inline int row_inside(const amg_csr *A, int64_t i, int64_t lo, int64_t hi)
 {
@@ -34,6 +32,8 @@ static inline int row_inside(const amg_csr *A, int64_t i, int64_t lo, int64_t hi
     return k0 == k1 || (A->ci[k0] >= lo && A->ci[k1 - 1] < hi);
 }
 
+/* The columns read across block boundaries (halo) and the rows that read them (brows). Only rows
+ * whose first or last column leaves the block are scanned. */
 sla_status amg_blocks_halo(const amg_csr *A, amg_blocks *blk)
 {
     sla_free(blk->halo);
