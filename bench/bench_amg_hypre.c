@@ -1,5 +1,6 @@
-/* Reference for bench_amg: hypre's BoomerAMG (its default settings: HMIS coarsening, extended+i
- * interpolation, l1 hybrid Gauss–Seidel) as the preconditioner of hypre's PCG, on the same
+/* Reference for bench_amg: hypre's BoomerAMG (its 2.26 defaults: HMIS coarsening, extended+i
+ * interpolation truncated to 4 entries, θ = 0.25, l1 hybrid Gauss–Seidel forward down / backward
+ * up, Gaussian elimination on the coarsest level) as the preconditioner of hypre's PCG, on the same
  * problems, stopping rule (‖r‖₂ ≤ 1e-8 ‖b‖₂, two-norm), b = 1 and x0 = 0. Runs on any number of
  * MPI ranks (contiguous blocks of rows); the Debian build of hypre has no OpenMP, so
  * `mpirun -np 2` is the way to use both cores. Prints one JSON object like bench_amg.
