@@ -1,7 +1,485 @@
-/* Placeholder for the cholmod backend (replaced by the direct-solver work). */
-#include "solve/backend.h"
+/* The cholmod backend: method cholesky, supernodal LLᵀ = P A Pᵀ by CHOLMOD (SuiteSparse; Chen,
+ * Davis, Hager & Rajamanickam, ACM TOMS 35(3), 2008).
+ *
+ * Input.   A must be numerically symmetric (checked at create: SLA_EINVAL naming the entry
+ *          pair, see sla_direct_check_symmetric). CHOLMOD reads one triangle: the lower
+ *          triangle of A ∪ Aᵀ in CSR, handed over as the upper triangle of a CSC matrix with
+ *          stype = +1 (CHOLMOD's fastest input for a permuted supernodal factorization: one
+ *          transpose inside cholmod_factorize instead of two). Its pattern is built once at
+ *          create; each factorization gathers the values into it as double (O(nnz)). Caller's
+ *          values are never modified.
+ * Batch.   One symbolic analysis (cholmod_analyze) on the pattern; one numeric factor per batch
+ *          element (cholmod_copy_factor of the symbolic one), factorized in parallel over the
+ *          batch with one cholmod_common per OpenMP thread.
+ * float32. Values and right-hand sides are converted to double: the factorization, solves,
+ *          log-determinant and its gradient run in double and results are rounded to float.
+ * Ordering SLA_ORDERING_NATURAL (no permutation), AMD, METIS (METIS_NodeND through CHOLMOD),
+ *          AUTO: see choose_methods() and docs/direct.md for the rule and the measurements.
+ * Errors.  Not positive definite → SLA_ENOTSPD naming the batch element and the column of A
+ *          whose pivot failed (CHOLMOD's L->minor mapped through the permutation). After a failed
+ *          refactor the solver holds no valid factorization until the next successful one.
+ * rcond    cholmod_rcond: (min L_jj / max L_jj)², a cheap lower-quality estimate; the minimum
+ *          over the batch. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cholmod.h>
+#include <omp.h>
+
+#include "direct/direct.h"
+
+typedef struct chol_impl {
+    int nthreads;              /* commons, value buffers and solve workspaces */
+    cholmod_common *cm;        /* [nthreads]; cm[0] also does the analysis */
+    sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
+    cholmod_sparse hdr;        /* CSC header on low; x set per factorization */
+    double *xbuf;              /* [nthreads][low.nnz] gathered values */
+    cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
+    cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
+    int valid;                 /* 0 after a failed (re)factorization */
+    int64_t *slot_pos;         /* [nnz] position of (A⁻¹)_{c,r} of each slot in L->x (lazy) */
+    char why_invalid[400];
+} chol_impl;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Ordering rule                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Which orderings cholmod_analyze tries. AUTO is CHOLMOD's default strategy (nmethods = 0): AMD,
+ * then METIS only when AMD's factor is expensive (flops/nnz(L) ≥ 500 and nnz(L)/nnz(tril A) ≥ 5),
+ * keeping the ordering with the smaller nnz(L). Measured in docs/direct.md: AMD wins (or ties)
+ * on 2D problems up to ~10⁵ unknowns and on the shared matrices, METIS wins on 3D problems and
+ * large 2D ones, which are exactly those the test admits; the extra METIS call costs about one
+ * AMD ordering only where it is attempted. */
+static void choose_methods(cholmod_common *cm, sla_ordering ordering)
+{
+    cm->supernodal = CHOLMOD_SUPERNODAL;
+    switch (ordering) {
+    case SLA_ORDERING_NATURAL:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_NATURAL;
+        cm->postorder = 0;          /* keep the identity: no etree postordering */
+        break;
+    case SLA_ORDERING_AMD:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_AMD;
+        break;
+    case SLA_ORDERING_METIS:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_METIS;
+        break;
+    default:
+        cm->nmethods = 0;
+        break;
+    }
+}
+
+static const char *ordering_label(int cholmod_ordering)
+{
+    switch (cholmod_ordering) {
+    case CHOLMOD_NATURAL: return "natural";
+    case CHOLMOD_GIVEN: return "given";
+    case CHOLMOD_AMD: return "AMD";
+    case CHOLMOD_METIS: return "METIS";
+    case CHOLMOD_NESDIS: return "NESDIS";
+    case CHOLMOD_COLAMD: return "COLAMD";
+    case CHOLMOD_POSTORDERED: return "natural (postordered)";
+    default: return "unknown";
+    }
+}
+
+static sla_status cholmod_error_status(const cholmod_common *cm, const char *what)
+{
+    switch (cm->status) {
+    case CHOLMOD_OUT_OF_MEMORY:
+        return SLA_FAIL(SLA_ENOMEM, "%s: CHOLMOD ran out of memory", what);
+    case CHOLMOD_TOO_LARGE:
+        return SLA_FAIL(SLA_ENOMEM, "%s: CHOLMOD: problem too large (integer overflow)", what);
+    case CHOLMOD_NOT_INSTALLED:
+        return SLA_FAIL(SLA_EUNSUPPORTED, "%s: CHOLMOD module not installed", what);
+    default:
+        return SLA_FAIL(SLA_EBACKEND, "%s: CHOLMOD status %d", what, cm->status);
+    }
+}
+
+static void common_start(cholmod_common *cm, sla_ordering ordering)
+{
+    cholmod_l_start(cm);
+    cm->print = 0;                  /* the library never prints */
+    cm->error_handler = NULL;
+    choose_methods(cm, ordering);
+}
+
+/* CSC header (stype +1) on the lower-triangle CSR of A ∪ Aᵀ. */
+static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
+{
+    cholmod_sparse h;
+    memset(&h, 0, sizeof h);
+    h.nrow = h.ncol = (size_t)low->n;
+    h.nzmax = (size_t)low->nnz;
+    h.p = low->rowptr;
+    h.i = low->colind;
+    h.x = x;
+    h.stype = 1;
+    h.itype = CHOLMOD_LONG;
+    h.xtype = xtype;
+    h.dtype = CHOLMOD_DOUBLE;
+    h.sorted = 1;
+    h.packed = 1;
+    return h;
+}
+
+sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
+                                    double *flops)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    if (sla_pattern_nrows(A->pattern) != sla_pattern_ncols(A->pattern))
+        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld, not square",
+                        (long long)sla_pattern_nrows(A->pattern),
+                        (long long)sla_pattern_ncols(A->pattern));
+    sla_symlower low;
+    SLA_TRY(sla_symlower_build(A->pattern, &low));
+    cholmod_common cm;
+    common_start(&cm, ordering);
+    cholmod_sparse h = csc_header(&low, CHOLMOD_PATTERN, NULL);
+    cholmod_factor *L = cholmod_l_analyze(&h, &cm);
+    sla_status st = L ? SLA_OK : cholmod_error_status(&cm, "cholmod_analyze");
+    if (st == SLA_OK) {
+        if (nnz_L) *nnz_L = cm.lnz;
+        if (flops) *flops = cm.fl;
+    }
+    cholmod_l_free_factor(&L, &cm);
+    cholmod_l_finish(&cm);
+    sla_symlower_free(&low);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors from parallel loops: the lowest failing batch element wins, its message is copied */
+/* out of the worker thread (messages are thread-local).                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct batch_error {
+    int64_t b;
+    sla_status st;
+    char msg[400];
+} batch_error;
+
+static void batch_error_record(batch_error *e, int64_t b, sla_status st)
+{
+    #pragma omp critical(sla_direct_batch_error)
+    if (b < e->b) {
+        e->b = b;
+        e->st = st;
+        snprintf(e->msg, sizeof e->msg, "%s", sla_last_error());
+    }
+}
+
+static sla_status batch_error_raise(const batch_error *e, const char *func)
+{
+    return sla_error_set(e->st, func, "%s", e->msg);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Numeric factorization of every batch element                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static sla_status factorize_one(sla_solver *s, chol_impl *c, int64_t b, int t)
+{
+    size_t es = sla_dtype_size(s->dtype);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    double *x = c->xbuf + (size_t)t * (size_t)c->low.nnz;
+    sla_symlower_gather(&c->low, s->dtype, (const char *)s->A.values + (size_t)(b * nnz) * es, x);
+    cholmod_sparse h = csc_header(&c->low, CHOLMOD_REAL, x);
+    cholmod_common *cm = &c->cm[t];
+    cholmod_factor *L = c->L[b];
+    cholmod_l_factorize(&h, L, cm);
+    if (cm->status == CHOLMOD_NOT_POSDEF) {
+        int64_t k = (int64_t)L->minor;
+        int64_t col = k < s->n ? ((const int64_t *)L->Perm)[k] : -1;
+        return SLA_FAIL(SLA_ENOTSPD, "A[%lld] is not positive definite: the Cholesky pivot of "
+                        "column %lld (elimination step %lld of %lld) is not positive; for "
+                        "symmetric indefinite matrices use method ldlt", (long long)b,
+                        (long long)col, (long long)k, (long long)s->n);
+    }
+    if (cm->status < CHOLMOD_OK) return cholmod_error_status(cm, "cholmod_factorize");
+    return SLA_OK;
+}
+
+static sla_status factorize_all(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    batch_error err = {.b = INT64_MAX};
+    c->valid = 0;
+    int nt = c->nthreads;
+    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
+    for (int64_t b = 0; b < s->batch; b++) {
+        int t = omp_get_thread_num();
+        sla_status st = factorize_one(s, c, b, t);
+        if (st < 0) batch_error_record(&err, b, st);
+    }
+    if (err.b != INT64_MAX) {
+        snprintf(c->why_invalid, sizeof c->why_invalid, "%s", err.msg);
+        return batch_error_raise(&err, "cholesky");
+    }
+    double rc = INFINITY;
+    for (int64_t b = 0; b < s->batch; b++) rc = fmin(rc, cholmod_l_rcond(c->L[b], &c->cm[0]));
+    s->rcond = rc;
+    c->valid = 1;
+    return SLA_OK;
+}
+
+static sla_status check_valid(const sla_solver *s)
+{
+    const chol_impl *c = s->impl;
+    if (!c->valid)
+        return SLA_FAIL(SLA_EINVAL, "the solver holds no valid factorization: the last "
+                        "refactor failed (%s)", c->why_invalid);
+    return SLA_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Backend entry points                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static void format_count(double v, char *buf, size_t len)
+{
+    if (v >= 1e9) snprintf(buf, len, "%.3gG", v / 1e9);
+    else if (v >= 1e6) snprintf(buf, len, "%.3gM", v / 1e6);
+    else if (v >= 1e3) snprintf(buf, len, "%.3gk", v / 1e3);
+    else snprintf(buf, len, "%.0f", v);
+}
+
+static void describe(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    const cholmod_factor *L = c->L[0];
+    char lnz[32];
+    format_count(c->cm[0].lnz, lnz, sizeof lnz);
+    snprintf(s->description, sizeof s->description,
+             "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s", CHOLMOD_MAIN_VERSION,
+             CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION, L->is_super ? "supernodal" : "simplicial",
+             ordering_label(L->ordering), lnz, s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
+             s->batch > 1 ? ", batched" : "");
+}
+
+static void chol_destroy(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    if (!c) return;
+    if (c->L)
+        for (int64_t b = 0; b < s->batch; b++) cholmod_l_free_factor(&c->L[b], &c->cm[0]);
+    for (int t = 0; t < c->nthreads && c->cm; t++) {
+        if (c->X) cholmod_l_free_dense(&c->X[t], &c->cm[t]);
+        if (c->Y) cholmod_l_free_dense(&c->Y[t], &c->cm[t]);
+        if (c->E) cholmod_l_free_dense(&c->E[t], &c->cm[t]);
+        cholmod_l_finish(&c->cm[t]);
+    }
+    sla_free(c->cm);
+    sla_free(c->L);
+    sla_free(c->X);
+    sla_free(c->Y);
+    sla_free(c->E);
+    sla_free(c->xbuf);
+    sla_free(c->slot_pos);
+    sla_symlower_free(&c->low);
+    sla_free(c);
+    s->impl = NULL;
+}
+
+static sla_status chol_create(sla_solver *s)
+{
+    if (!s->pattern)
+        return SLA_FAIL(SLA_EINVAL, "cholesky needs the matrix, not a matrix-free operator");
+    SLA_TRY(sla_direct_check_symmetric(&s->A, "cholesky"));
+    chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
+    if (!c) return SLA_ENOMEM;
+    s->impl = c;
+    int64_t nt = omp_get_max_threads();
+    c->nthreads = (int)(nt < s->batch ? nt : s->batch);
+    c->cm = sla_calloc((size_t)c->nthreads, sizeof(cholmod_common), "cholmod commons");
+    c->L = sla_calloc((size_t)s->batch, sizeof(cholmod_factor *), "cholmod factors");
+    c->X = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->Y = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->E = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    if (!c->cm || !c->L || !c->X || !c->Y || !c->E) {
+        if (c->cm) c->nthreads = 0;
+        return SLA_ENOMEM;
+    }
+    for (int t = 0; t < c->nthreads; t++) common_start(&c->cm[t], s->opt.ordering);
+    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    c->xbuf = sla_malloc((size_t)c->nthreads * (size_t)c->low.nnz, sizeof(double),
+                         "cholmod values");
+    if (!c->xbuf) return SLA_ENOMEM;
+
+    /* symbolic analysis once, on the pattern */
+    cholmod_sparse h = csc_header(&c->low, CHOLMOD_PATTERN, NULL);
+    c->L[0] = cholmod_l_analyze(&h, &c->cm[0]);
+    if (!c->L[0]) return cholmod_error_status(&c->cm[0], "cholmod_analyze");
+    for (int64_t b = 1; b < s->batch; b++) {
+        c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm[0]);
+        if (!c->L[b]) return cholmod_error_status(&c->cm[0], "cholmod_copy_factor");
+    }
+    describe(s);
+    return factorize_all(s);
+}
+
+static sla_status chol_refactor(sla_solver *s)
+{
+    return factorize_all(s);
+}
+
+static sla_status solve_one(sla_solver *s, chol_impl *c, int64_t b, int t, int64_t nrhs,
+                            const void *B, void *X, double *buf)
+{
+    size_t es = sla_dtype_size(s->dtype);
+    int64_t n = s->n, off = b * n * nrhs;
+    const void *Bb = (const char *)B + (size_t)off * es;
+    cholmod_dense bd;
+    memset(&bd, 0, sizeof bd);
+    bd.nrow = (size_t)n;
+    bd.ncol = (size_t)nrhs;
+    bd.d = (size_t)n;
+    bd.nzmax = (size_t)(n * nrhs);
+    bd.xtype = CHOLMOD_REAL;
+    bd.dtype = CHOLMOD_DOUBLE;
+    if (s->dtype == SLA_FLOAT64 && nrhs == 1) {
+        bd.x = (void *)Bb;          /* read-only: cholmod_solve2 does not write B */
+    } else {
+        sla_dense_to_colmajor(s->dtype, n, nrhs, Bb, buf);
+        bd.x = buf;
+    }
+    cholmod_common *cm = &c->cm[t];
+    if (!cholmod_l_solve2(CHOLMOD_A, c->L[b], &bd, NULL, &c->X[t], NULL, &c->Y[t], &c->E[t], cm))
+        return cholmod_error_status(cm, "cholmod_solve2");
+    sla_dense_from_colmajor(s->dtype, n, nrhs, c->X[t]->x, (int64_t)c->X[t]->d,
+                            (char *)X + (size_t)off * es);
+    return SLA_OK;
+}
+
+/* op = N and T are the same solve: A is symmetric. */
+static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                             sla_solve_info *info)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    int nt = c->nthreads;
+    double *buf = NULL;
+    if (!(s->dtype == SLA_FLOAT64 && nrhs == 1)) {
+        buf = sla_malloc((size_t)nt * (size_t)(s->n * nrhs), sizeof(double), "right-hand sides");
+        if (!buf) return SLA_ENOMEM;
+    }
+    batch_error err = {.b = INT64_MAX};
+    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
+    for (int64_t b = 0; b < s->batch; b++) {
+        int t = omp_get_thread_num();
+        sla_status st = solve_one(s, c, b, t, nrhs, B, X, buf ? buf + (size_t)t * (size_t)(s->n * nrhs) : NULL);
+        if (st < 0) batch_error_record(&err, b, st);
+    }
+    sla_free(buf);
+    if (err.b != INT64_MAX) return batch_error_raise(&err, "cholesky solve");
+    return SLA_OK;
+}
+
+static sla_supernodal_llt supernodal_view(const cholmod_factor *L)
+{
+    sla_supernodal_llt v = {
+        .n = (int64_t)L->n, .nsuper = (int64_t)L->nsuper, .super = L->super, .pi = L->pi,
+        .px = L->px, .s = L->s, .x = L->x};
+    return v;
+}
+
+/* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized). */
+static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    for (int64_t b = 0; b < s->batch; b++) {
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        double sum = 0;
+        for (int64_t k = 0; k < v.nsuper; k++) {
+            int64_t nc = v.super[k + 1] - v.super[k], nsrow = v.pi[k + 1] - v.pi[k];
+            const double *blk = v.x + v.px[k];
+            for (int64_t j = 0; j < nc; j++) sum += log(blk[j + j * nsrow]);
+        }
+        sign[b] = 1;
+        logabsdet[b] = 2 * sum;
+    }
+    return SLA_OK;
+}
+
+/* Position in L->x of (P A Pᵀ)⁻¹ entry for each CSR slot (r, c) of A: A⁻¹ is symmetric, so the
+ * entry (A⁻ᵀ)_{rc} = (A⁻¹)_{rc} sits at (Pinv r, Pinv c) of the selected inverse. Built once. */
+static sla_status build_slot_positions(sla_solver *s, chol_impl *c)
+{
+    const cholmod_factor *L = c->L[0];
+    int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
+    const int64_t *perm = L->Perm, *rowind = sla_pattern_rowind(s->pattern);
+    const int32_t *colind = sla_pattern_colind(s->pattern);
+    if (!rowind) return SLA_FAIL(SLA_ENOMEM, "pattern row indices");
+    int64_t *pinv = sla_malloc((size_t)n, sizeof(int64_t), "inverse permutation");
+    int64_t *c2s = sla_malloc((size_t)n, sizeof(int64_t), "column to supernode");
+    int64_t *pos = sla_malloc((size_t)nnz, sizeof(int64_t), "slot positions");
+    sla_status st = pinv && c2s && pos ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        sla_supernodal_llt v = supernodal_view(L);
+        for (int64_t k = 0; k < n; k++) pinv[perm[k]] = k;
+        sla_selinv_col2super(&v, c2s);
+        for (int64_t q = 0; q < nnz && st == SLA_OK; q++) {
+            pos[q] = sla_supernodal_find(&v, c2s, pinv[rowind[q]], pinv[colind[q]]);
+            if (pos[q] < 0)
+                st = SLA_FAIL(SLA_EINTERNAL, "entry (%lld, %d) of A is not in the pattern of L",
+                              (long long)rowind[q], colind[q]);
+        }
+    }
+    sla_free(pinv);
+    sla_free(c2s);
+    if (st == SLA_OK) c->slot_pos = pos; else sla_free(pos);
+    return st;
+}
+
+/* dvalues[b][q] = g[b]·(A_b⁻¹)[c_q, r_q] from the supernodal selected inverse (selinv.c): about
+ * twice the flops of the factorization, nnz(L) doubles per thread. */
+static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    if (!c->slot_pos) SLA_TRY(build_slot_positions(s, c));
+    const cholmod_factor *L0 = c->L[0];
+    size_t zsize = L0->xsize, es = sla_dtype_size(s->dtype);
+    int nt = c->nthreads;
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    double *z = sla_malloc((size_t)nt * zsize, sizeof(double), "selected inverse");
+    if (!z) return SLA_ENOMEM;
+    batch_error err = {.b = INT64_MAX};
+    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
+    for (int64_t b = 0; b < s->batch; b++) {
+        double *zt = z + (size_t)omp_get_thread_num() * zsize;
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        sla_status st = sla_selinv_llt(&v, zt);
+        if (st < 0) batch_error_record(&err, b, st);
+        else sla_direct_scatter_scaled(s->dtype, nnz, g[b], zt, c->slot_pos,
+                                       (char *)dvalues + (size_t)(b * nnz) * es);
+    }
+    sla_free(z);
+    if (err.b != INT64_MAX) return batch_error_raise(&err, "cholesky logdet_grad");
+    return SLA_OK;
+}
 
 const sla_backend sla_backend_cholmod = {
-    .info = {.name = "cholmod", .description = "not implemented yet", .available = 0,
-             .unavailable_reason = "not implemented yet"},
+    .info = {.name = "cholmod",
+             .description = "CHOLMOD supernodal Cholesky LLᵀ (SuiteSparse), AMD/METIS orderings, "
+                            "batched, selected inverse for log-determinant gradients",
+             .methods = SLA_METHOD_BIT(SLA_METHOD_CHOLESKY),
+             .dtypes = SLA_BOTH_DTYPES,
+             .priority = 100,
+             .available = 1,
+             .unavailable_reason = NULL},
+    .create = chol_create,
+    .refactor = chol_refactor,
+    .solve = chol_solve,
+    .logdet = chol_logdet,
+    .logdet_grad = chol_logdet_grad,
+    .destroy = chol_destroy,
 };
