@@ -133,11 +133,7 @@ static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
 sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                     double *flops)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
-    if (sla_pattern_nrows(A->pattern) != sla_pattern_ncols(A->pattern))
-        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld, not square",
-                        (long long)sla_pattern_nrows(A->pattern),
-                        (long long)sla_pattern_ncols(A->pattern));
+    SLA_TRY(sla_direct_check_square(A));
     sla_symlower low;
     SLA_TRY(sla_symlower_build(A->pattern, &low));
     cholmod_common cm;
@@ -153,32 +149,6 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
     cholmod_l_finish(&cm);
     sla_symlower_free(&low);
     return st;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Errors from parallel loops: the lowest failing batch element wins, its message is copied */
-/* out of the worker thread (messages are thread-local).                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-typedef struct batch_error {
-    int64_t b;
-    sla_status st;
-    char msg[400];
-} batch_error;
-
-static void batch_error_record(batch_error *e, int64_t b, sla_status st)
-{
-    #pragma omp critical(sla_direct_batch_error)
-    if (b < e->b) {
-        e->b = b;
-        e->st = st;
-        snprintf(e->msg, sizeof e->msg, "%s", sla_last_error());
-    }
-}
-
-static sla_status batch_error_raise(const batch_error *e, const char *func)
-{
-    return sla_error_set(e->st, func, "%s", e->msg);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -198,10 +168,10 @@ static sla_status factorize_one(sla_solver *s, chol_impl *c, int64_t b, int t)
     if (cm->status == CHOLMOD_NOT_POSDEF) {
         int64_t k = (int64_t)L->minor;
         int64_t col = k < s->n ? ((const int64_t *)L->Perm)[k] : -1;
-        return SLA_FAIL(SLA_ENOTSPD, "A[%lld] is not positive definite: the Cholesky pivot of "
-                        "column %lld (elimination step %lld of %lld) is not positive; for "
-                        "symmetric indefinite matrices use method ldlt", (long long)b,
-                        (long long)col, (long long)k, (long long)s->n);
+        return SLA_FAIL(SLA_ENOTSPD, "not positive definite: the Cholesky pivot of column %lld "
+                        "(elimination step %lld of %lld) is not positive; for symmetric "
+                        "indefinite matrices use method ldlt", (long long)col, (long long)k,
+                        (long long)s->n);
     }
     if (cm->status < CHOLMOD_OK) return cholmod_error_status(cm, "cholmod_factorize");
     return SLA_OK;
@@ -210,18 +180,18 @@ static sla_status factorize_one(sla_solver *s, chol_impl *c, int64_t b, int t)
 static sla_status factorize_all(sla_solver *s)
 {
     chol_impl *c = s->impl;
-    batch_error err = {.b = INT64_MAX};
+    sla_batch_error err = SLA_BATCH_ERROR_INIT;
     c->valid = 0;
     int nt = c->nthreads;
     #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
     for (int64_t b = 0; b < s->batch; b++) {
         int t = omp_get_thread_num();
         sla_status st = factorize_one(s, c, b, t);
-        if (st < 0) batch_error_record(&err, b, st);
+        if (st < 0) sla_batch_error_record(&err, b, st);
     }
-    if (err.b != INT64_MAX) {
+    if (sla_batch_error_failed(&err)) {
         snprintf(c->why_invalid, sizeof c->why_invalid, "%s", err.msg);
-        return batch_error_raise(&err, "cholesky");
+        return sla_batch_error_raise(&err, "cholesky");
     }
     double rc = INFINITY;
     for (int64_t b = 0; b < s->batch; b++) rc = fmin(rc, cholmod_l_rcond(c->L[b], &c->cm[0]));
@@ -370,15 +340,15 @@ static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void 
         buf = sla_malloc((size_t)nt * (size_t)(s->n * nrhs), sizeof(double), "right-hand sides");
         if (!buf) return SLA_ENOMEM;
     }
-    batch_error err = {.b = INT64_MAX};
+    sla_batch_error err = SLA_BATCH_ERROR_INIT;
     #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
     for (int64_t b = 0; b < s->batch; b++) {
         int t = omp_get_thread_num();
         sla_status st = solve_one(s, c, b, t, nrhs, B, X, buf ? buf + (size_t)t * (size_t)(s->n * nrhs) : NULL);
-        if (st < 0) batch_error_record(&err, b, st);
+        if (st < 0) sla_batch_error_record(&err, b, st);
     }
     sla_free(buf);
-    if (err.b != INT64_MAX) return batch_error_raise(&err, "cholesky solve");
+    if (sla_batch_error_failed(&err)) return sla_batch_error_raise(&err, "cholesky solve");
     return SLA_OK;
 }
 
@@ -452,18 +422,18 @@ static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues
     int64_t nnz = sla_pattern_nnz(s->pattern);
     double *z = sla_malloc((size_t)nt * zsize, sizeof(double), "selected inverse");
     if (!z) return SLA_ENOMEM;
-    batch_error err = {.b = INT64_MAX};
+    sla_batch_error err = SLA_BATCH_ERROR_INIT;
     #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
     for (int64_t b = 0; b < s->batch; b++) {
         double *zt = z + (size_t)omp_get_thread_num() * zsize;
         sla_supernodal_llt v = supernodal_view(c->L[b]);
         sla_status st = sla_selinv_llt(&v, zt);
-        if (st < 0) batch_error_record(&err, b, st);
+        if (st < 0) sla_batch_error_record(&err, b, st);
         else sla_direct_scatter_scaled(s->dtype, nnz, g[b], zt, c->slot_pos,
                                        (char *)dvalues + (size_t)(b * nnz) * es);
     }
     sla_free(z);
-    if (err.b != INT64_MAX) return batch_error_raise(&err, "cholesky logdet_grad");
+    if (sla_batch_error_failed(&err)) return sla_batch_error_raise(&err, "cholesky logdet_grad");
     return SLA_OK;
 }
 

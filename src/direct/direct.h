@@ -26,6 +26,10 @@ SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering or
 SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                   double *flops);
 
+/** sla_matrix_check(A) and square: the prologue of the analyze_cost functions.
+ *  @return SLA_OK, SLA_EINVAL, SLA_ESHAPE naming the shape. */
+sla_status sla_direct_check_square(const sla_matrix *A);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Symmetric input                                                                             */
 /* ------------------------------------------------------------------------------------------ */
@@ -57,6 +61,26 @@ void sla_symlower_free(sla_symlower *t);
 void sla_symlower_gather(const sla_symlower *t, sla_dtype dtype, const void *values, double *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Errors from loops over a batch (parallel or not)                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The lowest failing batch element wins; its message is copied out of the worker thread (error
+ *  messages are thread-local) and raised again by the calling thread. Initialize b = INT64_MAX. */
+typedef struct sla_batch_error {
+    int64_t b;
+    sla_status st;
+    char msg[400];
+} sla_batch_error;
+
+#define SLA_BATCH_ERROR_INIT {.b = INT64_MAX}
+/** Records status st of batch element b with the calling thread's last error (thread-safe). */
+void sla_batch_error_record(sla_batch_error *e, int64_t b, sla_status st);
+/** 1 if an element failed. */
+int sla_batch_error_failed(const sla_batch_error *e);
+/** Raises the recorded error as "func: A[b]: message" and returns its status. */
+sla_status sla_batch_error_raise(const sla_batch_error *e, const char *func);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Dense blocks                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -65,8 +89,8 @@ void sla_dense_to_colmajor(sla_dtype dtype, int64_t n, int64_t k, const void *in
 /** out (row-major [n][k] of dtype) = in (column-major n × k double, leading dimension ld). */
 void sla_dense_from_colmajor(sla_dtype dtype, int64_t n, int64_t k, const double *in, int64_t ld,
                              void *out);
-/** out[s] = g · z[pos[s]] for s < nnz, written as dtype (the log-determinant gradient from
- *  selected inverse entries z). */
+/** out[s] = g · z[pos[s]] (pos NULL: z[s]) for s < nnz, written as dtype (the log-determinant
+ *  gradient from selected inverse entries z). */
 void sla_direct_scatter_scaled(sla_dtype dtype, int64_t nnz, double g, const double *z,
                                const int64_t *pos, void *out);
 

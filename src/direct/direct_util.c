@@ -2,12 +2,21 @@
  * that CHOLMOD and MUMPS read, dense layout conversions (see direct.h). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "direct/direct.h"
 
 #define SLA_TEMPLATE "direct/t_direct.h"
 #include "core/instantiate.h"
+
+sla_status sla_direct_check_square(const sla_matrix *A)
+{
+    SLA_TRY(sla_matrix_check(A, 0));
+    int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
+    if (m != n) return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld, not square", (long long)m, (long long)n);
+    return SLA_OK;
+}
 
 sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method)
 {
@@ -101,4 +110,24 @@ void sla_direct_scatter_scaled(sla_dtype dtype, int64_t nnz, double g, const dou
                                const int64_t *pos, void *out)
 {
     SLA_DISPATCH(dtype, scatter_scaled, (nnz, g, z, pos, out));
+}
+
+void sla_batch_error_record(sla_batch_error *e, int64_t b, sla_status st)
+{
+    #pragma omp critical(sla_batch_error)
+    if (b < e->b) {
+        e->b = b;
+        e->st = st;
+        snprintf(e->msg, sizeof e->msg, "%s", sla_last_error());
+    }
+}
+
+int sla_batch_error_failed(const sla_batch_error *e)
+{
+    return e->b != INT64_MAX;
+}
+
+sla_status sla_batch_error_raise(const sla_batch_error *e, const char *func)
+{
+    return sla_error_set(e->st, func, "A[%lld]: %s", (long long)e->b, e->msg);
 }

@@ -48,5 +48,5 @@ static void FN(from_colmajor)(int64_t n, int64_t k, const double *in, int64_t ld
 static void FN(scatter_scaled)(int64_t nnz, double g, const double *z, const int64_t *pos,
                                REAL *out)
 {
-    for (int64_t s = 0; s < nnz; s++) out[s] = (REAL)(g * z[pos[s]]);
+    for (int64_t s = 0; s < nnz; s++) out[s] = (REAL)(g * z[pos ? pos[s] : s]);
 }

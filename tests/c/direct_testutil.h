@@ -144,4 +144,205 @@ static void dt_random_sym(int64_t n, int64_t extra, double shift, uint64_t seed,
     free(ri); free(ci); free(v);
 }
 
+static sla_solver_options dt_opts(sla_method method, sla_ordering ordering)
+{
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = method;
+    o.ordering = ordering;
+    return o;
+}
+
+/* L = ⟨W, X⟩ with op(A) X = B, from a fresh solver. */
+static double dt_loss(const sla_matrix *A, sla_method method, sla_op op, int64_t nrhs,
+                      const double *b, const double *w)
+{
+    int64_t n = sla_pattern_nrows(A->pattern);
+    sla_solver_options o = dt_opts(method, SLA_ORDERING_AUTO);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(A, &o, &s));
+    double *x = dt_alloc(n * nrhs), L = 0;
+    TU_OK(sla_solver_solve(s, op, nrhs, b, x, NULL));
+    for (int64_t i = 0; i < n * nrhs; i++) L += w[i] * x[i];
+    sla_solver_free(&s);
+    free(x);
+    return L;
+}
+
+/* sla_solver_solve_vjp of L = ⟨W, X⟩ (k right-hand sides, op N and T) on the symmetric matrix
+ * (p, v): dB and dvalues against the dense reference λ = op(A)⁻ᵀ W, ∂a_rc = −Σ_j λ_rj x_cj (op N)
+ * or −Σ_j x_rj λ_cj (op T), relative tolerance tol; every COO input entry (duplicates included)
+ * receives its slot's gradient; and central differences of L along symmetric perturbations
+ * E_rc + E_cr of every stride-th slot (relative error ≤ 1e-6). */
+static void dt_check_solve_vjp(const sla_pattern *p, const double *v, sla_method method,
+                               int64_t k, double tol, int64_t stride)
+{
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    const int64_t *ri = sla_pattern_rowind(p), *map = sla_pattern_map(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *dense = dt_dense(&A, 0), *inv = dt_dense_inverse(dense, n);
+    double *b = dt_alloc(n * k), *w = dt_alloc(n * k), *x = dt_alloc(n * k), *db = dt_alloc(n * k);
+    double *dv = dt_alloc(nnz), *dcoo = dt_alloc(nin), *vp = dt_alloc(nnz), *lam = dt_alloc(n * k);
+    tu_fill_random(b, n * k, 21);
+    tu_fill_random(w, n * k, 22);
+    for (int op = 0; op < 2; op++) {
+        sla_solver_options o = dt_opts(method, SLA_ORDERING_AUTO);
+        sla_solver *s = NULL;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        TU_OK(sla_solver_solve(s, (sla_op)op, k, b, x, NULL));
+        TU_OK(sla_solver_solve_vjp(s, (sla_op)op, k, x, w, db, dv, NULL));
+        sla_solver_free(&s);
+        memset(lam, 0, sizeof(double) * (size_t)(n * k));
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < k; j++)
+                for (int64_t q = 0; q < n; q++)
+                    lam[i * k + j] += (op == SLA_OP_N ? inv[q * n + i] : inv[i * n + q]) * w[q * k + j];
+        for (int64_t i = 0; i < n * k; i++) TU_CLOSE(db[i], lam[i], tol);
+        for (int64_t q = 0; q < nnz; q++) {
+            double ref = 0;
+            for (int64_t j = 0; j < k; j++)
+                ref -= op == SLA_OP_N ? lam[ri[q] * k + j] * x[ci[q] * k + j]
+                                      : x[ri[q] * k + j] * lam[ci[q] * k + j];
+            TU_CLOSE(dv[q], ref, tol);
+        }
+        TU_OK(sla_values_scatter(p, SLA_FLOAT64, 1, dv, dcoo));
+        for (int64_t e = 0; e < nin; e++) assert_true(dcoo[e] == dv[map[e]]);
+        for (int64_t q = 0; q < nnz; q += stride) {
+            int64_t mirror = sla_pattern_find(p, ci[q], ri[q]);
+            double h = 1e-6 * fmax(fabs(v[q]), 1e-2);
+            memcpy(vp, v, sizeof(double) * (size_t)nnz);
+            vp[q] += h;
+            if (mirror != q) vp[mirror] += h;
+            sla_matrix Ap = sla_matrix_view(p, SLA_FLOAT64, 1, vp);
+            double Lp = dt_loss(&Ap, method, (sla_op)op, k, b, w);
+            vp[q] -= 2 * h;
+            if (mirror != q) vp[mirror] -= 2 * h;
+            double Lm = dt_loss(&Ap, method, (sla_op)op, k, b, w);
+            double fd = (Lp - Lm) / (2 * h), an = dv[q] + (mirror != q ? dv[mirror] : 0);
+            if (!(fabs(fd - an) <= 1e-6 * fmax(fabs(an), 1e-3)))
+                fail_msg("op %d slot %lld: FD %.12g vs VJP %.12g", op, (long long)q, fd, an);
+        }
+    }
+    free(dense); free(inv); free(b); free(w); free(x); free(db); free(dv); free(dcoo);
+    free(vp); free(lam);
+}
+
+/* sign, log|det| (against dense LU, when check_logdet) and logdet_grad (against the dense
+ * inverse: max |dvalues − g·(A⁻ᵀ)[r,c]| ≤ 1e-10·|g|·max|A⁻¹|) for every batch element;
+ * g[b] = 1 − 0.75 b. */
+static void dt_check_logdet_grad_dense(const sla_pattern *p, const double *v, int64_t batch,
+                                       sla_method method, sla_ordering ordering, int check_logdet)
+{
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
+    const int64_t *ri = sla_pattern_rowind(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, batch, v);
+    sla_solver_options o = dt_opts(method, ordering);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    double *sg = dt_alloc(batch), *ld = dt_alloc(batch), *dv = dt_alloc(batch * nnz), *g = dt_alloc(batch);
+    for (int64_t b = 0; b < batch; b++) g[b] = 1.0 - 0.75 * (double)b;
+    TU_OK(sla_solver_logdet(s, sg, ld));
+    TU_OK(sla_solver_logdet_grad(s, batch == 1 ? NULL : g, dv));
+    for (int64_t b = 0; b < batch; b++) {
+        double *d = dt_dense(&A, b), rs, rl;
+        if (check_logdet) {
+            dt_dense_logdet(d, n, &rs, &rl);
+            if (sg[b] != rs) fail_msg("batch %lld: sign %g, dense %g", (long long)b, sg[b], rs);
+            TU_CLOSE(ld[b], rl, 1e-11);
+        }
+        double *inv = dt_dense_inverse(d, n), imax = 0, err = 0;
+        for (int64_t i = 0; i < n * n; i++) imax = fmax(imax, fabs(inv[i]));
+        for (int64_t q = 0; q < nnz; q++)
+            err = fmax(err, fabs(dv[b * nnz + q] - g[b] * inv[ci[q] * n + ri[q]]));
+        if (!(err <= 1e-10 * fabs(g[b]) * imax))
+            fail_msg("ordering %d batch %lld: logdet_grad error %.3g (max |A⁻¹| %.3g)",
+                     (int)ordering, (long long)b, err, imax);
+        free(d); free(inv);
+    }
+    sla_solver_free(&s);
+    free(sg); free(ld); free(dv); free(g);
+}
+
+/* logdet_grad of solver s (g = 1) against columns j of A⁻¹ from solves: for every slot (j, c),
+ * |dvalues − (A⁻¹)[c, j]| ≤ 1e-10·max|A⁻¹ e_j|. */
+static void dt_check_logdet_grad_columns(sla_solver *s, const sla_pattern *p, const int64_t *cols,
+                                         int ncols, const char *name)
+{
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p), checked = 0;
+    const int64_t *ri = sla_pattern_rowind(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    double *dv = dt_alloc(nnz), *e = dt_alloc(n), *col = dt_alloc(n);
+    TU_OK(sla_solver_logdet_grad(s, NULL, dv));
+    for (int t = 0; t < ncols; t++) {
+        int64_t j = cols[t];
+        memset(e, 0, sizeof(double) * (size_t)n);
+        e[j] = 1;
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, e, col, NULL));
+        double cmax = 0, err = 0;
+        for (int64_t i = 0; i < n; i++) cmax = fmax(cmax, fabs(col[i]));
+        for (int64_t q = 0; q < nnz; q++)
+            if (ri[q] == j) { err = fmax(err, fabs(dv[q] - col[ci[q]])); checked++; }
+        if (!(err <= 1e-10 * cmax))
+            fail_msg("%s column %lld: error %.3g of %.3g", name, (long long)j, err, cmax);
+    }
+    assert_true(checked >= ncols);
+    free(dv); free(e); free(col);
+}
+
+/* Every allocation of create / solve / logdet_grad on (p, v) duplicated into a batch of 2 failing
+ * in turn returns SLA_ENOMEM cleanly (ASan checks that nothing leaks), until all succeed. */
+static void dt_check_allocation_failures(const sla_pattern *p, const double *v, sla_method method,
+                                         sla_ordering ordering)
+{
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
+    double *vb = dt_alloc(2 * nnz), *b = dt_alloc(2 * n), *x = dt_alloc(2 * n), *dv = dt_alloc(2 * nnz);
+    memcpy(vb, v, sizeof(double) * (size_t)nnz);
+    memcpy(vb + nnz, v, sizeof(double) * (size_t)nnz);
+    for (int64_t i = 0; i < 2 * n; i++) b[i] = 1;
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 2, vb);
+    sla_solver_options o = dt_opts(method, ordering);
+    int done = 0;
+    for (int64_t k = 0; k < 200 && !done; k++) {
+        sla_solver *s = NULL;
+        sla_test_fail_alloc_after(k);
+        sla_status st = sla_solver_create(&A, &o, &s);
+        if (st == SLA_OK) st = sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL);
+        if (st == SLA_OK) st = sla_solver_logdet_grad(s, NULL, dv);
+        sla_test_fail_alloc_after(-1);
+        if (st == SLA_OK) done = 1;
+        else assert_int_equal(st, SLA_ENOMEM);
+        sla_solver_free(&s);
+    }
+    assert_true(done);
+    free(vb); free(b); free(x); free(dv);
+}
+
+/* float32 values and right-hand sides of a shared matrix: scaled residual (in double) ≤ 1e-6,
+ * description says float32. */
+static void dt_check_float32(const char *name, sla_method method, sla_op op)
+{
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    tu_load(name, &p, &v);
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p), k = 2;
+    float *vf = malloc(sizeof(float) * (size_t)nnz), *b = malloc(sizeof(float) * (size_t)(n * k)),
+          *x = malloc(sizeof(float) * (size_t)(n * k));
+    for (int64_t i = 0; i < nnz; i++) vf[i] = (float)v[i];
+    uint64_t seed = 3;
+    for (int64_t i = 0; i < n * k; i++) b[i] = (float)tu_rand(&seed);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT32, 1, vf);
+    sla_solver_options o = dt_opts(method, SLA_ORDERING_AUTO);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    assert_non_null(strstr(sla_solver_describe(s), "float32"));
+    TU_OK(sla_solver_solve(s, op, k, b, x, NULL));
+    double r = dt_scaled_residual(&A, op, k, b, x);
+    if (!(r <= 1e-6)) fail_msg("%s float32 residual %.3g", name, r);
+    sla_solver_free(&s);
+    sla_pattern_free(&p);
+    free(v); free(vf); free(b); free(x);
+}
+
 #endif
