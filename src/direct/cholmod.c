@@ -31,6 +31,7 @@
 
 typedef struct chol_impl {
     int nthreads;              /* commons, value buffers and solve workspaces */
+    int batch_threads;         /* threads of the loops over the batch (see batch_threads()) */
     cholmod_common *cm;        /* [nthreads]; cm[0] also does the analysis */
     sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
     cholmod_sparse hdr;        /* CSC header on low; x set per factorization */
@@ -155,8 +156,10 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
 /* Numeric factorization of every batch element                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-static sla_status factorize_one(sla_solver *s, chol_impl *c, int64_t b, int t)
+static sla_status factorize_one(void *ctx, int64_t b, int t)
 {
+    sla_solver *s = ctx;
+    chol_impl *c = s->impl;
     size_t es = sla_dtype_size(s->dtype);
     int64_t nnz = sla_pattern_nnz(s->pattern);
     double *x = c->xbuf + (size_t)t * (size_t)c->low.nnz;
@@ -180,24 +183,29 @@ static sla_status factorize_one(sla_solver *s, chol_impl *c, int64_t b, int t)
 static sla_status factorize_all(sla_solver *s)
 {
     chol_impl *c = s->impl;
-    sla_batch_error err = SLA_BATCH_ERROR_INIT;
+    sla_batch_error err;
     c->valid = 0;
-    int nt = c->nthreads;
-    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
-    for (int64_t b = 0; b < s->batch; b++) {
-        int t = omp_get_thread_num();
-        sla_status st = factorize_one(s, c, b, t);
-        if (st < 0) sla_batch_error_record(&err, b, st);
-    }
-    if (sla_batch_error_failed(&err)) {
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, factorize_one, s, "cholesky",
+                                        &err);
+    if (st < 0) {
         snprintf(c->why_invalid, sizeof c->why_invalid, "%s", err.msg);
-        return sla_batch_error_raise(&err, "cholesky");
+        return st;
     }
     double rc = INFINITY;
     for (int64_t b = 0; b < s->batch; b++) rc = fmin(rc, cholmod_l_rcond(c->L[b], &c->cm[0]));
     s->rcond = rc;
     c->valid = 1;
     return SLA_OK;
+}
+
+/* Threads over the batch: one per element for small factors, where CHOLMOD's own parallelism
+ * (BLAS on large supernodes) has nothing to work on; none for large ones, whose factorization
+ * already keeps the cores busy in BLAS (running both oversubscribes the cores). The threshold,
+ * 10⁸ flops per factorization (tens of milliseconds), is where a supernodal factorization of a 2D
+ * Poisson matrix starts to profit from threaded BLAS. */
+static int batch_threads(const chol_impl *c, double flops)
+{
+    return flops < 1e8 ? c->nthreads : 1;
 }
 
 static sla_status check_valid(const sla_solver *s)
@@ -287,6 +295,7 @@ static sla_status chol_create(sla_solver *s)
     cholmod_sparse h = csc_header(&c->low, CHOLMOD_PATTERN, NULL);
     c->L[0] = cholmod_l_analyze(&h, &c->cm[0]);
     if (!c->L[0]) return cholmod_error_status(&c->cm[0], "cholmod_analyze");
+    c->batch_threads = batch_threads(c, c->cm[0].fl);
     for (int64_t b = 1; b < s->batch; b++) {
         c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm[0]);
         if (!c->L[b]) return cholmod_error_status(&c->cm[0], "cholmod_copy_factor");
@@ -300,9 +309,23 @@ static sla_status chol_refactor(sla_solver *s)
     return factorize_all(s);
 }
 
-static sla_status solve_one(sla_solver *s, chol_impl *c, int64_t b, int t, int64_t nrhs,
-                            const void *B, void *X, double *buf)
+typedef struct solve_ctx {
+    sla_solver *s;
+    int64_t nrhs;
+    const void *B;
+    void *X;
+    double *buf;       /* [nthreads][n·nrhs], or NULL (float64, one column: B is used in place) */
+} solve_ctx;
+
+static sla_status solve_one(void *ctx, int64_t b, int t)
 {
+    solve_ctx *sc = ctx;
+    sla_solver *s = sc->s;
+    chol_impl *c = s->impl;
+    int64_t nrhs = sc->nrhs;
+    const void *B = sc->B;
+    void *X = sc->X;
+    double *buf = sc->buf ? sc->buf + (size_t)t * (size_t)(s->n * nrhs) : NULL;
     size_t es = sla_dtype_size(s->dtype);
     int64_t n = s->n, off = b * n * nrhs;
     const void *Bb = (const char *)B + (size_t)off * es;
@@ -340,16 +363,12 @@ static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void 
         buf = sla_malloc((size_t)nt * (size_t)(s->n * nrhs), sizeof(double), "right-hand sides");
         if (!buf) return SLA_ENOMEM;
     }
-    sla_batch_error err = SLA_BATCH_ERROR_INIT;
-    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
-    for (int64_t b = 0; b < s->batch; b++) {
-        int t = omp_get_thread_num();
-        sla_status st = solve_one(s, c, b, t, nrhs, B, X, buf ? buf + (size_t)t * (size_t)(s->n * nrhs) : NULL);
-        if (st < 0) sla_batch_error_record(&err, b, st);
-    }
+    solve_ctx sc = {s, nrhs, B, X, buf};
+    sla_batch_error err;
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, solve_one, &sc,
+                                        "cholesky solve", &err);
     sla_free(buf);
-    if (sla_batch_error_failed(&err)) return sla_batch_error_raise(&err, "cholesky solve");
-    return SLA_OK;
+    return st;
 }
 
 static sla_supernodal_llt supernodal_view(const cholmod_factor *L)
@@ -409,6 +428,28 @@ static sla_status build_slot_positions(sla_solver *s, chol_impl *c)
     return st;
 }
 
+typedef struct grad_ctx {
+    sla_solver *s;
+    const double *g;
+    void *dvalues;
+    double *z;         /* [nthreads][L->xsize] */
+} grad_ctx;
+
+static sla_status grad_one(void *ctx, int64_t b, int t)
+{
+    grad_ctx *gc = ctx;
+    sla_solver *s = gc->s;
+    chol_impl *c = s->impl;
+    size_t zsize = c->L[0]->xsize, es = sla_dtype_size(s->dtype);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    double *z = gc->z + (size_t)t * zsize;
+    sla_supernodal_llt v = supernodal_view(c->L[b]);
+    SLA_TRY(sla_selinv_llt(&v, z));
+    sla_direct_scatter_scaled(s->dtype, nnz, gc->g[b], z, c->slot_pos,
+                              (char *)gc->dvalues + (size_t)(b * nnz) * es);
+    return SLA_OK;
+}
+
 /* dvalues[b][q] = g[b]·(A_b⁻¹)[c_q, r_q] from the supernodal selected inverse (selinv.c): about
  * twice the flops of the factorization, nnz(L) doubles per thread. */
 static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
@@ -416,25 +457,14 @@ static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     if (!c->slot_pos) SLA_TRY(build_slot_positions(s, c));
-    const cholmod_factor *L0 = c->L[0];
-    size_t zsize = L0->xsize, es = sla_dtype_size(s->dtype);
-    int nt = c->nthreads;
-    int64_t nnz = sla_pattern_nnz(s->pattern);
-    double *z = sla_malloc((size_t)nt * zsize, sizeof(double), "selected inverse");
+    double *z = sla_malloc((size_t)c->nthreads * c->L[0]->xsize, sizeof(double), "selected inverse");
     if (!z) return SLA_ENOMEM;
-    sla_batch_error err = SLA_BATCH_ERROR_INIT;
-    #pragma omp parallel for num_threads(nt) schedule(static) if (s->batch > 1)
-    for (int64_t b = 0; b < s->batch; b++) {
-        double *zt = z + (size_t)omp_get_thread_num() * zsize;
-        sla_supernodal_llt v = supernodal_view(c->L[b]);
-        sla_status st = sla_selinv_llt(&v, zt);
-        if (st < 0) sla_batch_error_record(&err, b, st);
-        else sla_direct_scatter_scaled(s->dtype, nnz, g[b], zt, c->slot_pos,
-                                       (char *)dvalues + (size_t)(b * nnz) * es);
-    }
+    grad_ctx gc = {s, g, dvalues, z};
+    sla_batch_error err;
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, grad_one, &gc,
+                                        "cholesky logdet_grad", &err);
     sla_free(z);
-    if (sla_batch_error_failed(&err)) return sla_batch_error_raise(&err, "cholesky logdet_grad");
-    return SLA_OK;
+    return st;
 }
 
 const sla_backend sla_backend_cholmod = {

@@ -38,7 +38,8 @@ sla_status sla_direct_check_square(const sla_matrix *A);
  *    |a_ij − a_ji| ≤ 1000·ε·max(|a_ij|, |a_ji|) + ε·max_kl |a_kl|   (a missing mirror is 0),
  *  with ε of the dtype (1000·ε = 2.2e-13 for float64, 1.2e-4 for float32): rounding in
  *  assembly passes, a genuinely unsymmetric matrix does not. The symmetric backends read one
- *  triangle only, so an unsymmetric input would silently be solved as another matrix.
+ *  triangle only, so an unsymmetric input would silently be solved as another matrix. One pass
+ *  per batch element with a cursor per row: O(batch·nnz) time, n integers of workspace.
  *  @return SLA_OK; SLA_EINVAL naming the batch element, the entry pair and both values, and
  *          suggesting (A + Aᵀ)/2 or method lu; SLA_ENOMEM. */
 sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method);
@@ -46,7 +47,9 @@ sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method);
 /** The lower triangle (j ≤ i) of the pattern of A ∪ Aᵀ in CSR order, which is also the upper
  *  triangle of the same matrix in CSC order (what CHOLMOD with stype = +1 and MUMPS with
  *  SYM = 2 read). src[k] is the CSR slot of A whose value entry k takes: a_ij when (i, j) is
- *  stored, else its mirror a_ji. Built once per pattern: O(nnz) time and memory. */
+ *  stored, else its mirror a_ji. Built once per pattern: O(nnz log d) time (binary searches for
+ *  mirrors), O(nnz) memory; a pattern that is not structurally symmetric is merged with its
+ *  cached transpose (sla_pattern_cached_transpose), a symmetric one needs none. */
 typedef struct sla_symlower {
     int64_t n, nnz;
     int64_t *rowptr;   /**< [n + 1] */
@@ -79,6 +82,18 @@ void sla_batch_error_record(sla_batch_error *e, int64_t b, sla_status st);
 int sla_batch_error_failed(const sla_batch_error *e);
 /** Raises the recorded error as "func: A[b]: message" and returns its status. */
 sla_status sla_batch_error_raise(const sla_batch_error *e, const char *func);
+
+/** Work on batch element b by thread slot t ∈ [0, nthreads). */
+typedef sla_status (*sla_batch_fn)(void *ctx, int64_t b, int t);
+
+/** Runs fn for b = 0 .. batch−1: in an OpenMP parallel loop over nthreads threads when
+ *  nthreads > 1, else as a plain loop outside any parallel region. The plain loop matters:
+ *  CHOLMOD opens its own parallel regions (CHOLMOD_OMP_NUM_THREADS = 4 in Debian's build) and,
+ *  called from inside even a one-thread region, pays for nested teams on every supernode
+ *  (measured 5–10× slower factorizations). Stops at nothing: every element runs; the lowest
+ *  failing element's error is raised as "func: A[b]: message" (*err holds it). */
+sla_status sla_direct_for_each(int64_t batch, int nthreads, sla_batch_fn fn, void *ctx,
+                               const char *func, sla_batch_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Dense blocks                                                                                */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "direct/direct.h"
 
 #define SLA_TEMPLATE "direct/t_direct.h"
@@ -20,47 +22,99 @@ sla_status sla_direct_check_square(const sla_matrix *A)
 
 sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method)
 {
-    const sla_pattern *t;
-    const int64_t *perm;
-    SLA_TRY(sla_pattern_cached_transpose(A->pattern, &t, &perm));
     int64_t nnz = sla_pattern_nnz(A->pattern);
     size_t es = sla_dtype_size(A->dtype);
+    int64_t *cursor = sla_malloc((size_t)sla_pattern_nrows(A->pattern), sizeof(int64_t), "row cursors");
+    if (!cursor) return SLA_ENOMEM;
     double eps = A->dtype == SLA_FLOAT64 ? DBL_EPSILON : FLT_EPSILON, rtol = 1000 * eps;
     for (int64_t b = 0; b < A->batch; b++) {
         const char *a = (const char *)A->values + (size_t)(b * nnz) * es;
         int64_t i = 0, j = 0;
         double x = 0, y = 0;
-        if (SLA_DISPATCH(A->dtype, asymmetric_pair, (A->pattern, t, perm, (const void *)a, rtol, eps,
-                                                      &i, &j, &x, &y)))
+        if (SLA_DISPATCH(A->dtype, asymmetric_pair, (A->pattern, (const void *)a, rtol, eps,
+                                                      cursor, &i, &j, &x, &y))) {
+            sla_free(cursor);
             return SLA_FAIL(SLA_EINVAL, "A[%lld] is not symmetric: a(%lld,%lld) = %.17g but "
                             "a(%lld,%lld) = %.17g (relative tolerance %.1e); %s reads one "
                             "triangle only: symmetrize (A + Aᵀ)/2 or use method lu",
                             (long long)b, (long long)i, (long long)j, x, (long long)j,
                             (long long)i, y, rtol, method);
+        }
     }
+    sla_free(cursor);
     return SLA_OK;
+}
+
+/* 1 if every off-diagonal entry has its mirror. One O(nnz) pass as in asymmetric_pair (t_direct.h):
+ * rows in increasing order i, cursor[j] walking the upper part of row j, where the mirror of a
+ * lower entry (i, j) must be next; an upper entry stepped over or left at the end has none. */
+static sla_status structurally_symmetric(const sla_pattern *p, int *sym)
+{
+    int64_t n = sla_pattern_nrows(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    int64_t *cursor = sla_malloc((size_t)n, sizeof(int64_t), "row cursors");
+    if (!cursor) return SLA_ENOMEM;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t s = rp[j];
+        while (s < rp[j + 1] && ci[s] <= j) s++;
+        cursor[j] = s;
+    }
+    *sym = 1;
+    for (int64_t i = 0; i < n && *sym; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] < i && *sym; s++) {
+            int64_t j = ci[s];
+            if (cursor[j] < rp[j + 1] && ci[cursor[j]] == i) cursor[j]++;
+            else *sym = 0;
+        }
+    for (int64_t j = 0; j < n && *sym; j++) *sym = cursor[j] == rp[j + 1];
+    sla_free(cursor);
+    return SLA_OK;
+}
+
+static sla_status symlower_alloc(sla_symlower *out, int64_t n, int64_t cap)
+{
+    out->n = n;
+    out->rowptr = sla_malloc((size_t)n + 1, sizeof(int64_t), "symmetric pattern row pointers");
+    out->colind = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern columns");
+    out->src = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern sources");
+    if (out->rowptr && out->colind && out->src) return SLA_OK;
+    sla_symlower_free(out);
+    return SLA_ENOMEM;
 }
 
 sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out)
 {
     memset(out, 0, sizeof *out);
+    int64_t n = sla_pattern_nrows(p), k = 0;
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    int sym = 0;
+    SLA_TRY(structurally_symmetric(p, &sym));
+    if (sym) {
+        /* the common case: the lower part of each CSR row is a prefix of it (sorted columns) */
+        int64_t cap = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] <= i; s++) cap++;
+        SLA_TRY(symlower_alloc(out, n, cap));
+        out->rowptr[0] = 0;
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] <= i; s++) {
+                out->colind[k] = ci[s];
+                out->src[k++] = s;
+            }
+            out->rowptr[i + 1] = k;
+        }
+        out->nnz = k;
+        return SLA_OK;
+    }
+    /* entries with j ≤ i of rows of A and of Aᵀ, merged; at most nnz(A) of them */
     const sla_pattern *t;
     const int64_t *perm;
     SLA_TRY(sla_pattern_cached_transpose(p, &t, &perm));
-    int64_t n = sla_pattern_nrows(p);
-    const int64_t *rp = sla_pattern_rowptr(p), *trp = sla_pattern_rowptr(t);
-    const int32_t *ci = sla_pattern_colind(p), *tci = sla_pattern_colind(t);
-    /* entries with j ≤ i of rows of A and of Aᵀ, merged; at most nnz(A) of them */
-    int64_t cap = sla_pattern_nnz(p);
-    out->n = n;
-    out->rowptr = sla_malloc((size_t)n + 1, sizeof(int64_t), "symmetric pattern row pointers");
-    out->colind = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern columns");
-    out->src = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern sources");
-    if (!out->rowptr || !out->colind || !out->src) {
-        sla_symlower_free(out);
-        return SLA_ENOMEM;
-    }
-    int64_t k = 0;
+    const int64_t *trp = sla_pattern_rowptr(t);
+    const int32_t *tci = sla_pattern_colind(t);
+    SLA_TRY(symlower_alloc(out, n, sla_pattern_nnz(p)));
     out->rowptr[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t s = rp[i], q = trp[i];
@@ -130,4 +184,23 @@ int sla_batch_error_failed(const sla_batch_error *e)
 sla_status sla_batch_error_raise(const sla_batch_error *e, const char *func)
 {
     return sla_error_set(e->st, func, "A[%lld]: %s", (long long)e->b, e->msg);
+}
+
+sla_status sla_direct_for_each(int64_t batch, int nthreads, sla_batch_fn fn, void *ctx,
+                               const char *func, sla_batch_error *err)
+{
+    *err = (sla_batch_error)SLA_BATCH_ERROR_INIT;
+    if (nthreads <= 1 || batch <= 1) {
+        for (int64_t b = 0; b < batch; b++) {
+            sla_status st = fn(ctx, b, 0);
+            if (st < 0) sla_batch_error_record(err, b, st);
+        }
+    } else {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t b = 0; b < batch; b++) {
+            sla_status st = fn(ctx, b, omp_get_thread_num());
+            if (st < 0) sla_batch_error_record(err, b, st);
+        }
+    }
+    return sla_batch_error_failed(err) ? sla_batch_error_raise(err, func) : SLA_OK;
 }

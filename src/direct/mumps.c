@@ -16,7 +16,7 @@
  * float32. Converted to double (dmumps); results rounded to float.
  * Ordering AMD → ICNTL(7) = 0; METIS → METIS_NodeND on the graph of A ∪ Aᵀ (Debian's sequential
  *          MUMPS is built without METIS), passed as PERM_IN; NATURAL → identity PERM_IN; AUTO →
- *          the same rule as cholesky (see choose_auto()).
+ *          the same rule as cholesky, on MUMPS's own analysis (see analyze_first()).
  * Singular Null pivot detection is on (ICNTL(24) = 1): a singular matrix factors, its
  *          log-determinant is sign 0 / −inf, and solves or logdet_grad return SLA_ESINGULAR
  *          naming the first null pivot's column (PIVNUL_LIST). Other MUMPS errors are translated
@@ -180,28 +180,6 @@ static sla_status metis_order(const sla_symlower *low, MUMPS_INT *perm)
 }
 #endif
 
-/* AUTO: AMD unless the matrix is large enough that nested dissection pays off; the same
- * threshold on the analysis as cholesky (CHOLMOD's rule: METIS when AMD's factor has
- * flops/nnz(L) ≥ 500 and nnz(L)/nnz(tril A) ≥ 5, keeping the smaller factor); see
- * docs/direct.md for the measurements behind it. */
-static sla_ordering choose_auto(const sla_solver *s)
-{
-#if SLA_HAVE_METIS
-    double lnz_amd = 0, fl_amd = 0, lnz_metis = 0;
-    sla_matrix A = s->A;
-    if (sla_cholmod_analyze_cost(&A, SLA_ORDERING_AMD, &lnz_amd, &fl_amd) != SLA_OK)
-        return SLA_ORDERING_AMD;
-    double anz = (double)sla_pattern_nnz(s->pattern);
-    if (fl_amd < 500 * lnz_amd || lnz_amd < 2.5 * anz) return SLA_ORDERING_AMD;
-    if (sla_cholmod_analyze_cost(&A, SLA_ORDERING_METIS, &lnz_metis, NULL) != SLA_OK)
-        return SLA_ORDERING_AMD;
-    return lnz_metis < lnz_amd ? SLA_ORDERING_METIS : SLA_ORDERING_AMD;
-#else
-    (void)s;
-    return SLA_ORDERING_AMD;
-#endif
-}
-
 /* Sets ICNTL(7) / PERM_IN of id for the ordering; perm is filled when one is given. */
 static sla_status set_ordering(DMUMPS_STRUC_C *id, sla_ordering ordering, const sla_symlower *low,
                                MUMPS_INT *perm)
@@ -228,20 +206,6 @@ static sla_status set_ordering(DMUMPS_STRUC_C *id, sla_ordering ordering, const 
     }
 }
 
-static const char *ordering_label(int infog7)
-{
-    switch (infog7) {
-    case 0: return "AMD";
-    case 1: return "given";
-    case 2: return "AMF";
-    case 3: return "SCOTCH";
-    case 4: return "PORD";
-    case 5: return "METIS";
-    case 6: return "QAMD";
-    default: return "unknown";
-    }
-}
-
 static double mumps_count(MUMPS_INT v)
 {
     return v < 0 ? -1e6 * (double)v : (double)v;   /* negative: millions */
@@ -261,14 +225,46 @@ static void set_matrix(DMUMPS_STRUC_C *id, mumps_impl *m, int64_t b)
     id->a = m->a + (size_t)b * (size_t)m->low.nnz;
 }
 
-static sla_status analyze_all(sla_solver *s, mumps_impl *m)
+/* Analysis of instance 0 with the requested ordering. AUTO follows CHOLMOD's default rule (see
+ * cholmod.c and docs/direct.md), on MUMPS's own statistics, whose counts agree with CHOLMOD's
+ * within ~15 %: analyse with AMD; if the predicted factor is expensive (flops/nnz(L) ≥ 500 and
+ * nnz(L)/nnz(tril A) ≥ 5), analyse again with METIS and keep the smaller predicted factor
+ * (INFOG(20)); returning to AMD reuses its permutation (SYM_PERM, ICNTL(7) = 1). */
+static sla_status analyze_first(sla_solver *s, mumps_impl *m)
 {
-    sla_ordering ord = s->opt.ordering == SLA_ORDERING_AUTO ? choose_auto(s) : s->opt.ordering;
-    m->ordering = ord;
     DMUMPS_STRUC_C *id0 = &m->id[0];
     set_matrix(id0, m, 0);
+    sla_ordering ord = s->opt.ordering == SLA_ORDERING_AUTO ? SLA_ORDERING_AMD : s->opt.ordering;
     SLA_TRY(set_ordering(id0, ord, &m->low, m->perm));
     SLA_TRY(mumps_run(id0, 1, "analysis"));
+    m->ordering = ord;
+#if SLA_HAVE_METIS
+    double lnz = mumps_count(id0->INFOG(20)), fl = id0->RINFOG(1), anz = (double)m->low.nnz;
+    if (s->opt.ordering != SLA_ORDERING_AUTO || fl < 500 * lnz || lnz < 5 * anz) return SLA_OK;
+    MUMPS_INT *amd_perm = sla_malloc((size_t)m->low.n, sizeof(MUMPS_INT), "AMD ordering");
+    if (!amd_perm) return SLA_ENOMEM;
+    memcpy(amd_perm, id0->sym_perm, (size_t)m->low.n * sizeof(MUMPS_INT));
+    sla_status st = set_ordering(id0, SLA_ORDERING_METIS, &m->low, m->perm);
+    if (st == SLA_OK) st = mumps_run(id0, 1, "analysis");
+    if (st == SLA_OK && mumps_count(id0->INFOG(20)) < lnz) {
+        m->ordering = SLA_ORDERING_METIS;
+    } else if (st == SLA_OK) {
+        memcpy(m->perm, amd_perm, (size_t)m->low.n * sizeof(MUMPS_INT));
+        id0->ICNTL(7) = 1;
+        id0->perm_in = m->perm;
+        st = mumps_run(id0, 1, "analysis");
+    }
+    sla_free(amd_perm);
+    return st;
+#else
+    return SLA_OK;
+#endif
+}
+
+static sla_status analyze_all(sla_solver *s, mumps_impl *m)
+{
+    SLA_TRY(analyze_first(s, m));
+    DMUMPS_STRUC_C *id0 = &m->id[0];
     if (s->batch > 1 && m->low.n > 0) {
         /* the others reuse the ordering: SYM_PERM(i) is the pivot position of variable i */
         memcpy(m->perm, id0->sym_perm, (size_t)m->low.n * sizeof(MUMPS_INT));
@@ -343,7 +339,7 @@ static void describe(sla_solver *s, mumps_impl *m)
              "ldlt (MUMPS %s sequential, SYM=2 LDLᵀ with 1×1/2×2 pivots, %s): nnz(L) %s, %d "
              "delayed pivots%s%s", MUMPS_VERSION,
              m->ordering == SLA_ORDERING_METIS ? "METIS" : m->ordering == SLA_ORDERING_NATURAL
-             ? "natural" : ordering_label(id->INFOG(7)), buf,
+             ? "natural" : "AMD", buf,
              (int)id->INFOG(13), s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
              s->batch > 1 ? ", batched" : "");
 }

@@ -1,30 +1,43 @@
 /* Template (see core/instantiate.h): dtype-dependent helpers of the direct backends. */
 
-/* First entry pair of matrix a (one batch element) that breaks symmetry, walking row i of A and
- * row i of Aᵀ together (both sorted); returns 1 and the pair if found. */
-static int FN(asymmetric_pair)(const sla_pattern *p, const sla_pattern *t, const int64_t *perm,
-                               const REAL *a, double rtol, double eps, int64_t *pi, int64_t *pj, double *x,
-                               double *y)
+/* First entry pair of matrix a (one batch element) that breaks symmetry; returns 1 and the pair
+ * if found. One O(nnz) pass, no transposed pattern: rows are visited in increasing order i, and
+ * cursor[j] walks the upper part of row j (columns > j, ascending), where the mirror (j, i) of a
+ * lower entry (i, j) must be next. An upper entry the cursor steps over has no mirror (its row
+ * has passed) and must be ~0, like a lower entry without one. cursor: [n] workspace. */
+static int FN(asymmetric_pair)(const sla_pattern *p, const REAL *a, double rtol, double eps,
+                               int64_t *cursor, int64_t *pi, int64_t *pj, double *x, double *y)
 {
     int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
-    const int64_t *rp = sla_pattern_rowptr(p), *trp = sla_pattern_rowptr(t);
-    const int32_t *ci = sla_pattern_colind(p), *tci = sla_pattern_colind(t);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
     double amax = 0;
     for (int64_t s = 0; s < nnz; s++) amax = fmax(amax, fabs((double)a[s]));
-    for (int64_t i = 0; i < n; i++) {
-        int64_t s = rp[i], q = trp[i];
-        while (s < rp[i + 1] || q < trp[i + 1]) {
-            int64_t cs = s < rp[i + 1] ? ci[s] : INT64_MAX;
-            int64_t cq = q < trp[i + 1] ? tci[q] : INT64_MAX;
-            double u = 0, v = 0;
-            if (cs <= cq) u = a[s++];
-            if (cq <= cs) v = a[perm[q++]];
-            if (!(fabs(u - v) <= rtol * fmax(fabs(u), fabs(v)) + eps * amax)) {
-                *pi = i; *pj = cs < cq ? cs : cq; *x = u; *y = v;
-                return 1;
-            }
-        }
+#define SLA_ASYM(u_, v_, i_, j_) \
+    if (!(fabs((u_) - (v_)) <= rtol * fmax(fabs(u_), fabs(v_)) + eps * amax)) { \
+        *pi = (i_); *pj = (j_); *x = (u_); *y = (v_); return 1; }
+    for (int64_t j = 0; j < n; j++) {
+        int64_t s = rp[j];
+        while (s < rp[j + 1] && ci[s] <= j) s++;
+        cursor[j] = s;
     }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] < i; s++) {
+            int64_t j = ci[s];
+            for (; cursor[j] < rp[j + 1] && ci[cursor[j]] < i; cursor[j]++) {
+                double u = (double)a[cursor[j]];
+                SLA_ASYM(u, 0.0, j, (int64_t)ci[cursor[j]]);
+            }
+            double u = (double)a[s], v = 0;
+            if (cursor[j] < rp[j + 1] && ci[cursor[j]] == i) v = (double)a[cursor[j]++];
+            SLA_ASYM(u, v, i, j);
+        }
+    for (int64_t j = 0; j < n; j++)
+        for (; cursor[j] < rp[j + 1]; cursor[j]++) {
+            double u = (double)a[cursor[j]];
+            SLA_ASYM(u, 0.0, j, (int64_t)ci[cursor[j]]);
+        }
+#undef SLA_ASYM
     return 0;
 }
 

@@ -329,8 +329,24 @@ static void unsymmetric_rejected(void **state)
     sla_solver_free(&s);
     v2[1] = 1e-3;
     assert_int_equal(sla_solver_create(&A, &opt, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "a(0,1) = 0.001 but a(1,0) = 0"));
+    /* a lower entry without mirror: (1, 0) stored, (0, 1) not */
+    int64_t r3[] = {0, 1, 1}, c3[] = {0, 0, 1};
+    double v3[] = {4, 0, 2};
+    sla_pattern *p3 = NULL;
+    TU_OK(sla_pattern_from_coo(2, 2, 3, r3, c3, &p3));
+    A = sla_matrix_view(p3, SLA_FLOAT64, 1, v3);
+    TU_OK(sla_solver_create(&A, &opt, &s));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL));
+    TU_CLOSE(x[0], 2, 1e-15);
+    TU_CLOSE(x[1], 2, 1e-15);
+    sla_solver_free(&s);
+    v3[1] = -0.5;
+    assert_int_equal(sla_solver_create(&A, &opt, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "a(1,0) = -0.5 but a(0,1) = 0"));
     sla_pattern_free(&p);
     sla_pattern_free(&p2);
+    sla_pattern_free(&p3);
 }
 
 static void nonfinite_rejected(void **state)
@@ -452,6 +468,11 @@ static void orderings_and_cost(void **state)
     sla_pattern_free(&p);
 }
 
+static void auto_ordering_rule(void **state)
+{
+    dt_check_auto_ordering(SLA_METHOD_CHOLESKY);
+}
+
 static void empty_matrix(void **state)
 {
     sla_pattern *p = NULL;
@@ -493,6 +514,7 @@ int main(void)
         cmocka_unit_test(nonfinite_rejected),
         cmocka_unit_test(tiny_and_structured),
         cmocka_unit_test(orderings_and_cost),
+        cmocka_unit_test(auto_ordering_rule),
         cmocka_unit_test(empty_matrix),
         cmocka_unit_test(allocation_failures),
     };

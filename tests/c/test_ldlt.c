@@ -404,6 +404,12 @@ static void tiny_and_structured(void **state)
     sla_pattern_free(&p);
 }
 
+static void auto_ordering_rule(void **state)
+{
+    if (!have_mumps()) skip();
+    dt_check_auto_ordering(SLA_METHOD_LDLT);
+}
+
 static void bad_input(void **state)
 {
     if (!have_mumps()) skip();
@@ -448,6 +454,7 @@ int main(void)
         cmocka_unit_test(logdet_grad_hangglider),
         cmocka_unit_test(singular_matrices),
         cmocka_unit_test(tiny_and_structured),
+        cmocka_unit_test(auto_ordering_rule),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocation_failures),
     };
