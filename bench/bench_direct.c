@@ -152,7 +152,8 @@ static void raw_init(raw_state *r, const sla_pattern *p, const double *v)
     memset(r, 0, sizeof *r);
     cholmod_l_start(&r->cm);
     r->cm.print = 0;
-    r->cm.supernodal = CHOLMOD_SUPERNODAL;      /* the settings sla uses */
+    r->cm.final_ll = 1;                          /* the settings sla uses: CHOLMOD's */
+                                                 /* simplicial/supernodal rule, LLᵀ */
     r->A = raw_upper(p, v, &r->cm);
     int64_t n = sla_pattern_nrows(p);
     r->B = cholmod_l_ones((size_t)n, 1, CHOLMOD_REAL, &r->cm);
@@ -210,10 +211,12 @@ typedef struct result {
     char ordering[32];
 } result;
 
+/* "simplicial, AMD" from "cholesky (CHOLMOD 3.0.14 simplicial, AMD): ..." */
 static void describe_ordering(const sla_solver *s, char *out, size_t len)
 {
-    const char *d = sla_solver_describe(s), *c = strstr(d, "supernodal, ");
-    snprintf(out, len, "%.*s", c ? (int)strcspn(c + 12, ")") : 0, c ? c + 12 : "");
+    const char *d = sla_solver_describe(s), *c = strstr(d, "CHOLMOD ");
+    c = c ? strchr(c + 8, ' ') : NULL;
+    snprintf(out, len, "%.*s", c ? (int)strcspn(c + 1, ")") : 0, c ? c + 1 : "");
 }
 
 /* Timings of both, interleaved: reps rounds of (sla, raw). */
@@ -243,8 +246,8 @@ static void time_both(int64_t m, int reps, result *rs, result *rr)
     rr->solve = summarize(tr.solve, reps);
     rs->nnz_L = rr->nnz_L = raw.cm.lnz;
     describe_ordering(s, rs->ordering, sizeof rs->ordering);
-    snprintf(rr->ordering, sizeof rr->ordering, "%s", raw.L->ordering == CHOLMOD_METIS ? "METIS" :
-             raw.L->ordering == CHOLMOD_AMD ? "AMD" : "other");
+    snprintf(rr->ordering, sizeof rr->ordering, "%s, %s", raw.L->is_super ? "supernodal" : "simplicial",
+             raw.L->ordering == CHOLMOD_METIS ? "METIS" : raw.L->ordering == CHOLMOD_AMD ? "AMD" : "other");
     sla_solver_free(&s);
     raw_free(&raw);
     sla_pattern_free(&p);
@@ -374,7 +377,7 @@ static void bench_training(int steps)
     cholmod_common cm;
     cholmod_l_start(&cm);
     cm.print = 0;
-    cm.supernodal = CHOLMOD_SUPERNODAL;
+    cm.final_ll = 1;
     cholmod_sparse *R = raw_upper(p, v, &cm);
     cholmod_factor *L = cholmod_l_analyze(R, &cm);
     cholmod_dense *B = cholmod_l_ones((size_t)n, 1, CHOLMOD_REAL, &cm), *G = cholmod_l_ones((size_t)n, 1, CHOLMOD_REAL, &cm);
@@ -497,10 +500,7 @@ static void order_one(const char *name, const sla_pattern *p, const double *v, i
             t[r] = now() - t0;
         }
         tfac[o] = summarize(t, 3).med;
-        if (o == SLA_ORDERING_AUTO) {
-            const char *d = sla_solver_describe(s), *c = strstr(d, "supernodal, ");
-            snprintf(chosen, sizeof chosen, "%.*s", c ? (int)strcspn(c + 12, ")") : 0, c ? c + 12 : "");
-        }
+        if (o == SLA_ORDERING_AUTO) describe_ordering(s, chosen, sizeof chosen);
         sla_solver_free(&s);
     }
     printf("    {\"matrix\": \"%s\", \"n\": %lld, \"nnz\": %lld, \"auto_picks\": \"%s\",\n", name,

@@ -1,4 +1,4 @@
-/* The cholmod backend: method cholesky, supernodal LLᵀ = P A Pᵀ by CHOLMOD (SuiteSparse; Chen,
+/* The cholmod backend: method cholesky, LLᵀ = P A Pᵀ by CHOLMOD (SuiteSparse; Chen,
  * Davis, Hager & Rajamanickam, ACM TOMS 35(3), 2008).
  *
  * Input.   A must be numerically symmetric (checked at create: SLA_EINVAL naming the entry
@@ -10,7 +10,9 @@
  *          values are never modified.
  * Batch.   One symbolic analysis (cholmod_analyze) on the pattern; one numeric factor per batch
  *          element (cholmod_copy_factor of the symbolic one), factorized in parallel over the
- *          batch with one cholmod_common per OpenMP thread.
+ *          batch (one cholmod_common per OpenMP thread) when the factors are small, one after
+ *          the other otherwise (batch_threads()); never from inside a parallel region when one
+ *          thread does the work (sla_direct_for_each explains why).
  * float32. Values and right-hand sides are converted to double: the factorization, solves,
  *          log-determinant and its gradient run in double and results are rounded to float.
  * Ordering SLA_ORDERING_NATURAL (no permutation), AMD, METIS (METIS_NodeND through CHOLMOD),
@@ -18,6 +20,8 @@
  * Errors.  Not positive definite → SLA_ENOTSPD naming the batch element and the column of A
  *          whose pivot failed (CHOLMOD's L->minor mapped through the permutation). After a failed
  *          refactor the solver holds no valid factorization until the next successful one.
+ * Form.    Supernodal or simplicial by CHOLMOD's rule (simplicial when flops/nnz(L) < 40: 2–10×
+ *          faster on very sparse factors), always LLᵀ; describe() says which.
  * rcond    cholmod_rcond: (min L_jj / max L_jj)², a cheap lower-quality estimate; the minimum
  *          over the batch. */
 #include <math.h>
@@ -34,7 +38,6 @@ typedef struct chol_impl {
     int batch_threads;         /* threads of the loops over the batch (see batch_threads()) */
     cholmod_common *cm;        /* [nthreads]; cm[0] also does the analysis */
     sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
-    cholmod_sparse hdr;        /* CSC header on low; x set per factorization */
     double *xbuf;              /* [nthreads][low.nnz] gathered values */
     cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
     cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
@@ -49,13 +52,18 @@ typedef struct chol_impl {
 
 /* Which orderings cholmod_analyze tries. AUTO is CHOLMOD's default strategy (nmethods = 0): AMD,
  * then METIS only when AMD's factor is expensive (flops/nnz(L) ≥ 500 and nnz(L)/nnz(tril A) ≥ 5),
- * keeping the ordering with the smaller nnz(L). Measured in docs/direct.md: AMD wins (or ties)
- * on 2D problems up to ~10⁵ unknowns and on the shared matrices, METIS wins on 3D problems and
- * large 2D ones, which are exactly those the test admits; the extra METIS call costs about one
- * AMD ordering only where it is attempted. */
+ * keeping the ordering with the smaller nnz(L). Measured (docs/direct.md, 2D Poisson up to 10⁶,
+ * 3D up to 45³, the shared SPD matrices): this picks the smaller analysis + factorization time
+ * on every one of them: AMD on 2D grids (METIS saves flops there but costs 5–10× the analysis
+ * for ≤ 8 % less factorization time) and on the shared matrices, METIS on 3D grids from 30³ on
+ * (2× faster factorizations), where only the test lets it be tried. */
 static void choose_methods(cholmod_common *cm, sla_ordering ordering)
 {
-    cm->supernodal = CHOLMOD_SUPERNODAL;
+    /* CHOLMOD's choice: simplicial when flops/nnz(L) < 40 (supernodal_switch), supernodal
+     * otherwise; a simplicial factor is kept as LLᵀ (not LDLᵀ) so that a pivot ≤ 0 is caught
+     * as for supernodal factors and both share the selected-inverse formulas. */
+    cm->supernodal = CHOLMOD_AUTO;
+    cm->final_ll = 1;
     switch (ordering) {
     case SLA_ORDERING_NATURAL:
         cm->nmethods = 1;
@@ -136,7 +144,7 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
 {
     SLA_TRY(sla_direct_check_square(A));
     sla_symlower low;
-    SLA_TRY(sla_symlower_build(A->pattern, &low));
+    SLA_TRY(sla_symlower_build(A->pattern, -1, &low));
     cholmod_common cm;
     common_start(&cm, ordering);
     cholmod_sparse h = csc_header(&low, CHOLMOD_PATTERN, NULL);
@@ -270,7 +278,8 @@ static sla_status chol_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "cholesky needs the matrix, not a matrix-free operator");
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "cholesky"));
+    int structsym = -1;
+    SLA_TRY(sla_direct_check_symmetric(&s->A, "cholesky", &structsym));
     chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
     if (!c) return SLA_ENOMEM;
     s->impl = c;
@@ -286,7 +295,7 @@ static sla_status chol_create(sla_solver *s)
         return SLA_ENOMEM;
     }
     for (int t = 0; t < c->nthreads; t++) common_start(&c->cm[t], s->opt.ordering);
-    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    SLA_TRY(sla_symlower_build(s->pattern, structsym, &c->low));
     c->xbuf = sla_malloc((size_t)c->nthreads * (size_t)c->low.nnz, sizeof(double),
                          "cholmod values");
     if (!c->xbuf) return SLA_ENOMEM;
@@ -379,21 +388,44 @@ static sla_supernodal_llt supernodal_view(const cholmod_factor *L)
     return v;
 }
 
+static sla_simplicial_llt simplicial_view(const cholmod_factor *L)
+{
+    sla_simplicial_llt v = {.n = (int64_t)L->n, .p = L->p, .i = L->i, .nz = L->nz, .x = L->x};
+    return v;
+}
+
+/* Entries of L->x (and of the selected inverse in the same layout). */
+static size_t factor_size(const cholmod_factor *L)
+{
+    return L->is_super ? L->xsize : L->nzmax;
+}
+
+/* Σ log L_jj of a supernodal or simplicial LLᵀ factor. */
+static double sum_log_diagonal(const cholmod_factor *L)
+{
+    double sum = 0;
+    if (L->is_super) {
+        sla_supernodal_llt v = supernodal_view(L);
+        for (int64_t k = 0; k < v.nsuper; k++) {
+            int64_t nc = v.super[k + 1] - v.super[k], nsrow = v.pi[k + 1] - v.pi[k];
+            const double *blk = v.x + v.px[k];
+            for (int64_t j = 0; j < nc; j++) sum += log(blk[j + j * nsrow]);
+        }
+    } else {
+        sla_simplicial_llt v = simplicial_view(L);
+        for (int64_t j = 0; j < v.n; j++) sum += log(v.x[v.p[j]]);   /* diagonal first */
+    }
+    return sum;
+}
+
 /* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized). */
 static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
-        sla_supernodal_llt v = supernodal_view(c->L[b]);
-        double sum = 0;
-        for (int64_t k = 0; k < v.nsuper; k++) {
-            int64_t nc = v.super[k + 1] - v.super[k], nsrow = v.pi[k + 1] - v.pi[k];
-            const double *blk = v.x + v.px[k];
-            for (int64_t j = 0; j < nc; j++) sum += log(blk[j + j * nsrow]);
-        }
         sign[b] = 1;
-        logabsdet[b] = 2 * sum;
+        logabsdet[b] = 2 * sum_log_diagonal(c->L[b]);
     }
     return SLA_OK;
 }
@@ -413,10 +445,12 @@ static sla_status build_slot_positions(sla_solver *s, chol_impl *c)
     sla_status st = pinv && c2s && pos ? SLA_OK : SLA_ENOMEM;
     if (st == SLA_OK) {
         sla_supernodal_llt v = supernodal_view(L);
+        sla_simplicial_llt w = simplicial_view(L);
         for (int64_t k = 0; k < n; k++) pinv[perm[k]] = k;
-        sla_selinv_col2super(&v, c2s);
+        if (L->is_super) sla_selinv_col2super(&v, c2s);
         for (int64_t q = 0; q < nnz && st == SLA_OK; q++) {
-            pos[q] = sla_supernodal_find(&v, c2s, pinv[rowind[q]], pinv[colind[q]]);
+            int64_t i = pinv[rowind[q]], j = pinv[colind[q]];
+            pos[q] = L->is_super ? sla_supernodal_find(&v, c2s, i, j) : sla_simplicial_find(&w, i, j);
             if (pos[q] < 0)
                 st = SLA_FAIL(SLA_EINTERNAL, "entry (%lld, %d) of A is not in the pattern of L",
                               (long long)rowind[q], colind[q]);
@@ -440,24 +474,29 @@ static sla_status grad_one(void *ctx, int64_t b, int t)
     grad_ctx *gc = ctx;
     sla_solver *s = gc->s;
     chol_impl *c = s->impl;
-    size_t zsize = c->L[0]->xsize, es = sla_dtype_size(s->dtype);
+    size_t zsize = factor_size(c->L[0]), es = sla_dtype_size(s->dtype);
     int64_t nnz = sla_pattern_nnz(s->pattern);
     double *z = gc->z + (size_t)t * zsize;
-    sla_supernodal_llt v = supernodal_view(c->L[b]);
-    SLA_TRY(sla_selinv_llt(&v, z));
+    if (c->L[b]->is_super) {
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        SLA_TRY(sla_selinv_llt(&v, z));
+    } else {
+        sla_simplicial_llt v = simplicial_view(c->L[b]);
+        SLA_TRY(sla_selinv_llt_simplicial(&v, z));
+    }
     sla_direct_scatter_scaled(s->dtype, nnz, gc->g[b], z, c->slot_pos,
                               (char *)gc->dvalues + (size_t)(b * nnz) * es);
     return SLA_OK;
 }
 
-/* dvalues[b][q] = g[b]·(A_b⁻¹)[c_q, r_q] from the supernodal selected inverse (selinv.c): about
- * twice the flops of the factorization, nnz(L) doubles per thread. */
+/* dvalues[b][q] = g[b]·(A_b⁻¹)[c_q, r_q] from the selected inverse (selinv.c): about twice the
+ * flops of the factorization, nnz(L) doubles per thread. */
 static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     if (!c->slot_pos) SLA_TRY(build_slot_positions(s, c));
-    double *z = sla_malloc((size_t)c->nthreads * c->L[0]->xsize, sizeof(double), "selected inverse");
+    double *z = sla_malloc((size_t)c->nthreads * factor_size(c->L[0]), sizeof(double), "selected inverse");
     if (!z) return SLA_ENOMEM;
     grad_ctx gc = {s, g, dvalues, z};
     sla_batch_error err;

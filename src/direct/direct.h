@@ -22,7 +22,8 @@ SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering or
 
 /** The same from MUMPS's analysis (JOB = 1, SYM = 2) of the lower triangle of A ∪ Aᵀ: predicted
  *  entries of the LDLᵀ factors (INFOG(20)) and flops of the elimination (RINFOG(1)), before any
- *  delayed pivots. SLA_EUNSUPPORTED when MUMPS is not compiled in. */
+ *  delayed pivots. ordering AUTO gives AMD's cost (the first step of the AUTO rule).
+ *  SLA_EUNSUPPORTED when MUMPS is not compiled in. */
 SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                   double *flops);
 
@@ -40,9 +41,12 @@ sla_status sla_direct_check_square(const sla_matrix *A);
  *  assembly passes, a genuinely unsymmetric matrix does not. The symmetric backends read one
  *  triangle only, so an unsymmetric input would silently be solved as another matrix. One pass
  *  per batch element with a cursor per row: O(batch·nnz) time, n integers of workspace.
+ *  @param[out] structurally_symmetric  may be NULL; 1 if every stored entry has its mirror
+ *              (a by-product of the pass, for sla_symlower_build), else 0.
  *  @return SLA_OK; SLA_EINVAL naming the batch element, the entry pair and both values, and
  *          suggesting (A + Aᵀ)/2 or method lu; SLA_ENOMEM. */
-sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method);
+sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method,
+                                      int *structurally_symmetric);
 
 /** The lower triangle (j ≤ i) of the pattern of A ∪ Aᵀ in CSR order, which is also the upper
  *  triangle of the same matrix in CSC order (what CHOLMOD with stype = +1 and MUMPS with
@@ -57,8 +61,10 @@ typedef struct sla_symlower {
     int64_t *src;      /**< [nnz] slot of A */
 } sla_symlower;
 
-/** @return SLA_OK, SLA_ENOMEM. *out is zeroed on error. */
-sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out);
+/** structurally_symmetric: 1 or 0 if known (from sla_direct_check_symmetric), −1 to find out.
+ *  @return SLA_OK, SLA_ENOMEM. *out is zeroed on error. */
+sla_status sla_symlower_build(const sla_pattern *p, int structurally_symmetric,
+                              sla_symlower *out);
 void sla_symlower_free(sla_symlower *t);
 /** out[k] = (double) values[src[k]] for one matrix (values of dtype, [nnz(A)]). */
 void sla_symlower_gather(const sla_symlower *t, sla_dtype dtype, const void *values, double *out);
@@ -142,5 +148,26 @@ void sla_selinv_col2super(const sla_supernodal_llt *L, int64_t *col2super);
  *  x plus max_k r_k² + r_k·c_k + n doubles of workspace.
  *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (a pattern that is not a filled graph). */
 sla_status sla_selinv_llt(const sla_supernodal_llt *L, double *Z);
+
+/** A simplicial LLᵀ factor in CHOLMOD's layout (borrowed): column j holds rows i[p[j] ..
+ *  p[j] + nz[j]) (ascending, the diagonal first) and values x at the same positions. */
+typedef struct sla_simplicial_llt {
+    int64_t n;
+    const int64_t *p, *i, *nz;
+    const double *x;
+} sla_simplicial_llt;
+
+/** Position in x (and Z) of entry (max(i,j), min(i,j)) of the factor's pattern, or −1. */
+int64_t sla_simplicial_find(const sla_simplicial_llt *L, int64_t i, int64_t j);
+
+/** Selected inverse Z = (L Lᵀ)⁻¹ on the pattern of a simplicial factor, written in the layout of
+ *  L->x: the same recurrences column by column (Takahashi et al. 1973): with column j's
+ *  off-diagonal rows r_1 < … < r_m and l_t = L_{r_t j} / L_jj,
+ *    Z_{r_t j} = −Σ_s l_s Z_{r_t r_s},   Z_jj = 1/L_jj² − Σ_t l_t Z_{r_t j},
+ *  the Z_{r_t r_s} read in one pass over each column r_s through a map row → t. Cost
+ *  O(Σ_j Σ_{r ∈ L_{:,j}} |L_{:,r}|) scalar flops (what a simplicial factor is chosen for: few
+ *  flops per entry); memory: as many doubles as x, plus 2n workspace.
+ *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (not a filled pattern). */
+sla_status sla_selinv_llt_simplicial(const sla_simplicial_llt *L, double *Z);
 
 #endif

@@ -20,7 +20,8 @@ sla_status sla_direct_check_square(const sla_matrix *A)
     return SLA_OK;
 }
 
-sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method)
+sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method,
+                                      int *structurally_symmetric)
 {
     int64_t nnz = sla_pattern_nnz(A->pattern);
     size_t es = sla_dtype_size(A->dtype);
@@ -29,10 +30,10 @@ sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method)
     double eps = A->dtype == SLA_FLOAT64 ? DBL_EPSILON : FLT_EPSILON, rtol = 1000 * eps;
     for (int64_t b = 0; b < A->batch; b++) {
         const char *a = (const char *)A->values + (size_t)(b * nnz) * es;
-        int64_t i = 0, j = 0;
+        int64_t i = 0, j = 0, missing = 0;
         double x = 0, y = 0;
         if (SLA_DISPATCH(A->dtype, asymmetric_pair, (A->pattern, (const void *)a, rtol, eps,
-                                                      cursor, &i, &j, &x, &y))) {
+                                                      cursor, &missing, &i, &j, &x, &y))) {
             sla_free(cursor);
             return SLA_FAIL(SLA_EINVAL, "A[%lld] is not symmetric: a(%lld,%lld) = %.17g but "
                             "a(%lld,%lld) = %.17g (relative tolerance %.1e); %s reads one "
@@ -40,6 +41,7 @@ sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method)
                             (long long)b, (long long)i, (long long)j, x, (long long)j,
                             (long long)i, y, rtol, method);
         }
+        if (structurally_symmetric && b == 0) *structurally_symmetric = missing == 0;
     }
     sla_free(cursor);
     return SLA_OK;
@@ -83,14 +85,15 @@ static sla_status symlower_alloc(sla_symlower *out, int64_t n, int64_t cap)
     return SLA_ENOMEM;
 }
 
-sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out)
+sla_status sla_symlower_build(const sla_pattern *p, int structurally_symmetric_hint,
+                              sla_symlower *out)
 {
     memset(out, 0, sizeof *out);
     int64_t n = sla_pattern_nrows(p), k = 0;
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
-    int sym = 0;
-    SLA_TRY(structurally_symmetric(p, &sym));
+    int sym = structurally_symmetric_hint;
+    if (sym < 0) SLA_TRY(structurally_symmetric(p, &sym));
     if (sym) {
         /* the common case: the lower part of each CSR row is a prefix of it (sorted columns) */
         int64_t cap = 0;

@@ -289,11 +289,13 @@ static void gather_values(sla_solver *s, mumps_impl *m)
                             m->a + (size_t)b * (size_t)m->low.nnz);
 }
 
-static sla_status factorize_all(sla_solver *s)
+/* Numeric factorization of every element (values gathered first unless create just did it for
+ * the analysis, which uses them for SYM = 2's matching-based ordering). */
+static sla_status factorize_all(sla_solver *s, int gathered)
 {
     mumps_impl *m = s->impl;
     m->valid = 0;
-    gather_values(s, m);
+    if (!gathered) gather_values(s, m);
     sla_batch_error err = SLA_BATCH_ERROR_INIT;
     for (int64_t b = 0; b < s->batch; b++) {
         DMUMPS_STRUC_C *id = &m->id[b];
@@ -367,9 +369,9 @@ static void mumps_destroy(sla_solver *s)
     s->impl = NULL;
 }
 
-static sla_status build_input(mumps_impl *m, const sla_pattern *p, int64_t batch)
+static sla_status build_input(mumps_impl *m, const sla_pattern *p, int structsym, int64_t batch)
 {
-    SLA_TRY(sla_symlower_build(p, &m->low));
+    SLA_TRY(sla_symlower_build(p, structsym, &m->low));
     int64_t n = m->low.n, nz = m->low.nnz;
     if (n > INT32_MAX - 1)
         return SLA_FAIL(SLA_ESHAPE, "n = %lld is too large for MUMPS's 32-bit indices", (long long)n);
@@ -390,7 +392,8 @@ static sla_status mumps_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "ldlt needs the matrix, not a matrix-free operator");
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "ldlt"));
+    int structsym = -1;
+    SLA_TRY(sla_direct_check_symmetric(&s->A, "ldlt", &structsym));
     mumps_impl *m = sla_calloc(1, sizeof *m, "MUMPS solver");
     if (!m) return SLA_ENOMEM;
     s->impl = m;
@@ -401,21 +404,21 @@ static sla_status mumps_create(sla_solver *s)
     m->nnull = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     if (!m->id || !m->live || !m->nnull || !m->null_col) return SLA_ENOMEM;
-    SLA_TRY(build_input(m, s->pattern, s->batch));
+    SLA_TRY(build_input(m, s->pattern, structsym, s->batch));
     for (int64_t b = 0; b < s->batch; b++) {
         SLA_TRY(instance_init(&m->id[b]));
         m->live[b] = 1;
     }
     gather_values(s, m);
     SLA_TRY(analyze_all(s, m));
-    sla_status st = factorize_all(s);
+    sla_status st = factorize_all(s, 1);
     describe(s, m);
     return st;
 }
 
 static sla_status mumps_refactor(sla_solver *s)
 {
-    return factorize_all(s);
+    return factorize_all(s, 0);
 }
 
 /* op = N and T are the same solve: A is symmetric. */
@@ -523,7 +526,7 @@ sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, do
     mumps_impl m;
     memset(&m, 0, sizeof m);
     DMUMPS_STRUC_C id;
-    sla_status st = build_input(&m, A->pattern, 0);
+    sla_status st = build_input(&m, A->pattern, -1, 0);
     int live = 0;
     if (st == SLA_OK) { st = instance_init(&id); live = st == SLA_OK; }
     if (st == SLA_OK) {

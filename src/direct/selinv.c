@@ -1,4 +1,4 @@
-/* Selected inverse of a supernodal Cholesky factor: the entries of (L Lᵀ)⁻¹ on the pattern of L
+/* Selected inverse of a Cholesky factor (supernodal or simplicial): the entries of (L Lᵀ)⁻¹ on the pattern of L
  * (Takahashi, Fagan & Chin 1973; Erisman & Tinney 1975), in the supernodal block form of SelInv
  * (Lin, Yang, Meza, Lu, Ying & E, ACM TOMS 37(4), 2011). Used for the gradient of log|det A|,
  * ∂ log|det A| / ∂a_ij = (A⁻¹)_ji, which needs A⁻¹ only where A has entries, all of which lie in
@@ -123,5 +123,72 @@ sla_status sla_selinv_llt(const sla_supernodal_llt *L, double *Z)
     sla_free(relpos);
     sla_free(zrr);
     sla_free(y);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Simplicial factors                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+int64_t sla_simplicial_find(const sla_simplicial_llt *L, int64_t i, int64_t j)
+{
+    int64_t lo = i < j ? i : j, hi = i < j ? j : i;
+    int64_t a = L->p[lo], b = L->p[lo] + L->nz[lo];   /* rows ascending, diagonal first */
+    while (a < b) {
+        int64_t m = a + (b - a) / 2;
+        if (L->i[m] < hi) a = m + 1; else b = m;
+    }
+    return a < L->p[lo] + L->nz[lo] && L->i[a] == hi ? a : -1;
+}
+
+/* Column j of Z: w[t] accumulates Z_{r_t j}; relpos[row] = t for the rows of column j. */
+static sla_status selinv_column(const sla_simplicial_llt *L, int64_t j, int64_t *relpos,
+                                double *w, double *Z)
+{
+    int64_t p0 = L->p[j], m = L->nz[j] - 1;    /* off-diagonal rows at p0 + 1 .. p0 + m */
+    const int64_t *R = L->i + p0 + 1;
+    const double *l = L->x + p0 + 1;
+    double d = L->x[p0];
+    for (int64_t t = 0; t < m; t++) { relpos[R[t]] = t; w[t] = 0; }
+    for (int64_t s = 0; s < m; s++) {
+        int64_t q = R[s], found = 0;
+        double ls = l[s] / d;
+        /* column q of Z: rows ≥ q; those in R give Z_{r_t r_s} for t ≥ s */
+        for (int64_t k = L->p[q]; k < L->p[q] + L->nz[q]; k++) {
+            int64_t t = relpos[L->i[k]];
+            if (t < 0) continue;
+            double z = Z[k];
+            w[t] -= ls * z;                                   /* Z_{r_t j} -= l_s Z_{r_t r_s} */
+            if (t > s) w[s] -= l[t] / d * z;                  /* Z_{r_s j} -= l_t Z_{r_s r_t} */
+            found++;
+        }
+        if (found != m - s) {
+            for (int64_t t = 0; t < m; t++) relpos[R[t]] = -1;
+            return SLA_FAIL(SLA_EINTERNAL, "rows of column %lld are not a clique of the factor",
+                            (long long)j);
+        }
+    }
+    double zjj = 1 / (d * d);
+    for (int64_t t = 0; t < m; t++) {
+        Z[p0 + 1 + t] = w[t];
+        zjj -= l[t] / d * w[t];
+        relpos[R[t]] = -1;
+    }
+    Z[p0] = zjj;
+    return SLA_OK;
+}
+
+sla_status sla_selinv_llt_simplicial(const sla_simplicial_llt *L, double *Z)
+{
+    int64_t n = L->n;
+    int64_t *relpos = sla_malloc((size_t)n, sizeof(int64_t), "selected inverse: positions");
+    double *w = sla_malloc((size_t)n, sizeof(double), "selected inverse: column");
+    sla_status st = relpos && w ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        for (int64_t i = 0; i < n; i++) relpos[i] = -1;
+        for (int64_t j = n - 1; j >= 0 && st == SLA_OK; j--) st = selinv_column(L, j, relpos, w, Z);
+    }
+    sla_free(relpos);
+    sla_free(w);
     return st;
 }

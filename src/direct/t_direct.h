@@ -4,18 +4,26 @@
  * if found. One O(nnz) pass, no transposed pattern: rows are visited in increasing order i, and
  * cursor[j] walks the upper part of row j (columns > j, ascending), where the mirror (j, i) of a
  * lower entry (i, j) must be next. An upper entry the cursor steps over has no mirror (its row
- * has passed) and must be ~0, like a lower entry without one. cursor: [n] workspace. */
+ * has passed) and must be ~0, like a lower entry without one. max |a| (for the absolute part of
+ * the tolerance) is computed only if a pair fails the relative test. *missing counts entries
+ * without a mirror (0: structurally symmetric). cursor: [n] workspace. */
 static int FN(asymmetric_pair)(const sla_pattern *p, const REAL *a, double rtol, double eps,
-                               int64_t *cursor, int64_t *pi, int64_t *pj, double *x, double *y)
+                               int64_t *cursor, int64_t *missing, int64_t *pi, int64_t *pj,
+                               double *x, double *y)
 {
     int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
-    double amax = 0;
-    for (int64_t s = 0; s < nnz; s++) amax = fmax(amax, fabs((double)a[s]));
+    double amax = -1;
+    *missing = 0;
 #define SLA_ASYM(u_, v_, i_, j_) \
-    if (!(fabs((u_) - (v_)) <= rtol * fmax(fabs(u_), fabs(v_)) + eps * amax)) { \
-        *pi = (i_); *pj = (j_); *x = (u_); *y = (v_); return 1; }
+    if (!(fabs((u_) - (v_)) <= rtol * fmax(fabs(u_), fabs(v_)))) { \
+        if (amax < 0) { \
+            amax = 0; \
+            for (int64_t k_ = 0; k_ < nnz; k_++) amax = fmax(amax, fabs((double)a[k_])); \
+        } \
+        if (!(fabs((u_) - (v_)) <= rtol * fmax(fabs(u_), fabs(v_)) + eps * amax)) { \
+            *pi = (i_); *pj = (j_); *x = (u_); *y = (v_); return 1; } }
     for (int64_t j = 0; j < n; j++) {
         int64_t s = rp[j];
         while (s < rp[j + 1] && ci[s] <= j) s++;
@@ -26,15 +34,18 @@ static int FN(asymmetric_pair)(const sla_pattern *p, const REAL *a, double rtol,
             int64_t j = ci[s];
             for (; cursor[j] < rp[j + 1] && ci[cursor[j]] < i; cursor[j]++) {
                 double u = (double)a[cursor[j]];
+                (*missing)++;
                 SLA_ASYM(u, 0.0, j, (int64_t)ci[cursor[j]]);
             }
             double u = (double)a[s], v = 0;
             if (cursor[j] < rp[j + 1] && ci[cursor[j]] == i) v = (double)a[cursor[j]++];
+            else (*missing)++;
             SLA_ASYM(u, v, i, j);
         }
     for (int64_t j = 0; j < n; j++)
         for (; cursor[j] < rp[j + 1]; cursor[j]++) {
             double u = (double)a[cursor[j]];
+            (*missing)++;
             SLA_ASYM(u, 0.0, j, (int64_t)ci[cursor[j]]);
         }
 #undef SLA_ASYM

@@ -29,7 +29,10 @@ static double solve_residual(sla_solver *s, const sla_matrix *A, sla_op op, int6
 static void shared_spd_matrices(void **state)
 {
     if (!tu_have_matrices()) skip();
+    /* CHOLMOD's rule: simplicial when flops/nnz(L) < 40 (1138_bus 3.4, nos6 13; bcsstk13 208,
+     * Laplace3D10 72 are supernodal) */
     const char *names[] = {"1138_bus.mtx", "bcsstk13.mtx", "nos6.mtx", "Laplace3D10.mtx"};
+    const char *form[] = {"simplicial", "supernodal", "simplicial", "supernodal"};
     for (int m = 0; m < 4; m++) {
         sla_pattern *p = NULL;
         double *v = NULL;
@@ -39,7 +42,7 @@ static void shared_spd_matrices(void **state)
         sla_solver *s = NULL;
         TU_OK(sla_solver_create(&A, &o, &s));
         assert_non_null(strstr(sla_solver_describe(s), "cholesky (CHOLMOD"));
-        assert_non_null(strstr(sla_solver_describe(s), "supernodal"));
+        assert_non_null(strstr(sla_solver_describe(s), form[m]));
         assert_non_null(strstr(sla_solver_describe(s), "nnz(L)"));
         for (int op = 0; op < 2; op++)
             for (int64_t nrhs = 1; nrhs <= 3; nrhs += 2) {
@@ -230,21 +233,43 @@ static void logdet_grad_dense(void **state)
     dt_check_logdet_grad_dense(p, vb, 2, SLA_METHOD_CHOLESKY, SLA_ORDERING_AUTO, 1);
     sla_pattern_free(&p);
     free(v);
-    /* 2D Poisson: wide supernodes under METIS */
+    /* 2D Poisson (simplicial factor) */
     tu_poisson2d(15, 13, &p, &v);
     dt_check_logdet_grad_dense(p, v, 1, SLA_METHOD_CHOLESKY, SLA_ORDERING_METIS, 1);
     dt_check_logdet_grad_dense(p, v, 1, SLA_METHOD_CHOLESKY, SLA_ORDERING_AMD, 1);
     sla_pattern_free(&p);
     free(v);
     free(vb);
+    /* a dense 90 × 90 SPD matrix: supernodal (flops/nnz(L) ≈ 60), batch 2, every ordering */
+    int64_t n = 90;
+    double *dense = dt_alloc(2 * n * n);
+    uint64_t seed = 3;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j <= i; j++) {
+            double a = i == j ? n : tu_rand(&seed);
+            dense[i * n + j] = dense[j * n + i] = a;
+            dense[n * n + i * n + j] = dense[n * n + j * n + i] = a * (i == j ? 1.5 : 1.0);
+        }
+    TU_OK(sla_matrix_from_dense(n, n, SLA_FLOAT64, 2, dense, -1, &p, (void **)&v));
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 2, v);
+    sla_solver_options o = chol_opts(SLA_ORDERING_AUTO);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    assert_non_null(strstr(sla_solver_describe(s), "supernodal"));
+    sla_solver_free(&s);
+    for (int o2 = SLA_ORDERING_AUTO; o2 < SLA_ORDERING_COUNT; o2++)
+        dt_check_logdet_grad_dense(p, v, 2, SLA_METHOD_CHOLESKY, (sla_ordering)o2, 1);
+    sla_pattern_free(&p);
+    free(v);
+    free(dense);
 }
 
 /* On shared matrices: columns of A⁻¹ from solves against the entries of the gradient. */
 static void logdet_grad_shared(void **state)
 {
     if (!tu_have_matrices()) skip();
-    const char *names[] = {"nos6.mtx", "1138_bus.mtx"};
-    for (int m = 0; m < 2; m++) {
+    const char *names[] = {"nos6.mtx", "1138_bus.mtx", "bcsstk13.mtx"};   /* the last supernodal */
+    for (int m = 0; m < 3; m++) {
         sla_pattern *p = NULL;
         double *v = NULL;
         tu_load(names[m], &p, &v);
