@@ -416,8 +416,10 @@ static sla_status mumps_create(sla_solver *s)
     return st;
 }
 
+/* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status mumps_refactor(sla_solver *s)
 {
+    SLA_TRY(sla_direct_check_symmetric(&s->A, "ldlt", NULL));
     return factorize_all(s, 0);
 }
 

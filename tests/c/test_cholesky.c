@@ -129,6 +129,15 @@ static void refactor_new_values(void **state)
     sla_matrix W = sla_matrix_view(p, SLA_FLOAT64, 1, w);
     assert_true(dt_scaled_residual(&W, SLA_OP_N, 1, b, x2) <= 1e-13);
     assert_true(fabs(x1[0] - x2[0]) > 1e-3 * fabs(x1[0]));
+    /* unsymmetric new values are refused before any numeric work: the old factors stay */
+    double *u = dt_alloc(nnz), *x3 = dt_alloc(n);
+    for (int64_t k = 0; k < nnz; k++) u[k] = v[k];
+    u[sla_pattern_find(p, 0, 1)] = -1.5;
+    assert_int_equal(sla_solver_refactor(s, u), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "not symmetric"));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x3, NULL));
+    for (int64_t i = 0; i < n; i++) assert_true(x3[i] == x2[i]);
+    free(u); free(x3);
     /* a failed refactor leaves no factorization until the next good one */
     for (int64_t k = 0; k < nnz; k++) w[k] = -v[k];
     assert_int_equal(sla_solver_refactor(s, w), SLA_ENOTSPD);
