@@ -179,7 +179,8 @@ static sla_status factorize_one(void *ctx, int64_t b, int t)
     if (cm->status == CHOLMOD_NOT_POSDEF) {
         int64_t k = (int64_t)L->minor;
         int64_t col = k < s->n ? ((const int64_t *)L->Perm)[k] : -1;
-        return SLA_FAIL(SLA_ENOTSPD, "not positive definite: the Cholesky pivot of column %lld "
+        return sla_error_set(SLA_ENOTSPD, "cholmod_factorize", "not positive definite: the "
+                        "Cholesky pivot of column %lld "
                         "(elimination step %lld of %lld) is not positive; for symmetric "
                         "indefinite matrices use method ldlt", (long long)col, (long long)k,
                         (long long)s->n);
@@ -220,8 +221,8 @@ static sla_status check_valid(const sla_solver *s)
 {
     const chol_impl *c = s->impl;
     if (!c->valid)
-        return SLA_FAIL(SLA_EINVAL, "the solver holds no valid factorization: the last "
-                        "refactor failed (%s)", c->why_invalid);
+        return sla_error_set(SLA_EINVAL, "cholesky", "the solver holds no valid factorization: "
+                             "the last refactor failed (%s)", c->why_invalid);
     return SLA_OK;
 }
 

@@ -67,33 +67,37 @@ typedef struct mumps_impl {
 /* Errors                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
+/* messages name the MUMPS call, not this helper */
+#define MUMPS_FAIL(status, ...) sla_error_set((status), "dmumps_c", __VA_ARGS__)
+
 static sla_status mumps_error(const DMUMPS_STRUC_C *id, const char *phase)
 {
     int e = id->INFOG(1), i2 = id->INFOG(2);
     switch (e) {
     case -5: case -7: case -13:
-        return SLA_FAIL(SLA_ENOMEM, "MUMPS %s: allocation failed (INFOG(1) = %d, size %d)", phase, e, i2);
+        return MUMPS_FAIL(SLA_ENOMEM, "MUMPS %s: allocation failed (INFOG(1) = %d, size %d)", phase, e, i2);
     case -6:
-        return SLA_FAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is structurally singular "
-                        "(structural rank %d)", phase, i2);
+        return MUMPS_FAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is structurally singular "
+                          "(structural rank %d)", phase, i2);
     case -8: case -9: case -14: case -15: case -11: case -12:
-        return SLA_FAIL(SLA_ENOMEM, "MUMPS %s: internal work array too small (INFOG(1) = %d) "
-                        "even after raising ICNTL(14)", phase, e);
+        return MUMPS_FAIL(SLA_ENOMEM, "MUMPS %s: internal work array too small (INFOG(1) = %d) "
+                          "even after raising ICNTL(14)", phase, e);
     case -10:
-        return SLA_FAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is numerically singular (%d pivots "
-                        "eliminated)", phase, i2);
+        return MUMPS_FAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is numerically singular (%d pivots "
+                          "eliminated)", phase, i2);
     case -16:
-        return SLA_FAIL(SLA_EINVAL, "MUMPS %s: n = %d out of range", phase, i2);
+        return MUMPS_FAIL(SLA_EINVAL, "MUMPS %s: n = %d out of range", phase, i2);
     case -19:
-        return SLA_FAIL(SLA_ENOMEM, "MUMPS %s: memory limit ICNTL(23) too small", phase);
+        return MUMPS_FAIL(SLA_ENOMEM, "MUMPS %s: memory limit ICNTL(23) too small", phase);
     case -50: case -51: case -52:
-        return SLA_FAIL(SLA_EBACKEND, "MUMPS %s: the ordering library failed (INFOG(1) = %d, "
-                        "INFOG(2) = %d)", phase, e, i2);
+        return MUMPS_FAIL(SLA_EBACKEND, "MUMPS %s: the ordering library failed (INFOG(1) = %d, "
+                          "INFOG(2) = %d)", phase, e, i2);
     default:
-        return SLA_FAIL(SLA_EBACKEND, "MUMPS %s failed: INFOG(1) = %d, INFOG(2) = %d (see the "
-                        "MUMPS user guide, section 'Error diagnostics')", phase, e, i2);
+        return MUMPS_FAIL(SLA_EBACKEND, "MUMPS %s failed: INFOG(1) = %d, INFOG(2) = %d (see the "
+                          "MUMPS user guide, section 'Error diagnostics')", phase, e, i2);
     }
 }
+#undef MUMPS_FAIL
 
 /* Every call into MUMPS takes this lock (see the file comment). */
 static pthread_mutex_t mumps_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -318,13 +322,13 @@ static sla_status check_usable(const sla_solver *s, int need_regular)
 {
     const mumps_impl *m = s->impl;
     if (!m->valid)
-        return SLA_FAIL(SLA_EINVAL, "the solver holds no valid factorization: the last "
-                        "refactor failed (%s)", m->why_invalid);
+        return sla_error_set(SLA_EINVAL, "ldlt", "the solver holds no valid factorization: the "
+                             "last refactor failed (%s)", m->why_invalid);
     if (need_regular)
         for (int64_t b = 0; b < s->batch; b++)
             if (m->nnull[b] > 0)
-                return SLA_FAIL(SLA_ESINGULAR, "A[%lld] is singular: null pivot at column %lld "
-                                "(%lld null pivots); its log-determinant is -inf",
+                return sla_error_set(SLA_ESINGULAR, "ldlt", "A[%lld] is singular: null pivot at "
+                                     "column %lld (%lld null pivots); its log-determinant is -inf",
                                 (long long)b, (long long)m->null_col[b], (long long)m->nnull[b]);
     return SLA_OK;
 }
