@@ -2,7 +2,7 @@
  * Davis, Hager & Rajamanickam, ACM TOMS 35(3), 2008).
  *
  * Input.   A must be numerically symmetric (checked at create: SLA_EINVAL naming the entry
- *          pair, see sla_direct_check_symmetric). CHOLMOD reads one triangle: the lower
+ *          pair, see sla_symlower_check). CHOLMOD reads one triangle: the lower
  *          triangle of A ∪ Aᵀ in CSR, handed over as the upper triangle of a CSC matrix with
  *          stype = +1 (CHOLMOD's fastest input for a permuted supernodal factorization: one
  *          transpose inside cholmod_factorize instead of two). Its pattern is built once at
@@ -144,7 +144,7 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
 {
     SLA_TRY(sla_direct_check_square(A));
     sla_symlower low;
-    SLA_TRY(sla_symlower_build(A->pattern, -1, &low));
+    SLA_TRY(sla_symlower_build(A->pattern, &low));
     cholmod_common cm;
     common_start(&cm, ordering);
     cholmod_sparse h = csc_header(&low, CHOLMOD_PATTERN, NULL);
@@ -279,8 +279,6 @@ static sla_status chol_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "cholesky needs the matrix, not a matrix-free operator");
-    int structsym = -1;
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "cholesky", &structsym));
     chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
     if (!c) return SLA_ENOMEM;
     s->impl = c;
@@ -296,7 +294,8 @@ static sla_status chol_create(sla_solver *s)
         return SLA_ENOMEM;
     }
     for (int t = 0; t < c->nthreads; t++) common_start(&c->cm[t], s->opt.ordering);
-    SLA_TRY(sla_symlower_build(s->pattern, structsym, &c->low));
+    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    SLA_TRY(sla_symlower_check(&c->low, &s->A, "cholesky"));
     c->xbuf = sla_malloc((size_t)c->nthreads * (size_t)c->low.nnz, sizeof(double),
                          "cholmod values");
     if (!c->xbuf) return SLA_ENOMEM;
@@ -317,7 +316,7 @@ static sla_status chol_create(sla_solver *s)
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status chol_refactor(sla_solver *s)
 {
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "cholesky", NULL));
+    SLA_TRY(sla_symlower_check(&((chol_impl *)s->impl)->low, &s->A, "cholesky"));
     return factorize_all(s);
 }
 

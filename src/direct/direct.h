@@ -35,39 +35,38 @@ sla_status sla_direct_check_square(const sla_matrix *A);
 /* Symmetric input                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Checks that every matrix of the batch is numerically symmetric:
- *    |a_ij − a_ji| ≤ 1000·ε·max(|a_ij|, |a_ji|) + ε·max_kl |a_kl|   (a missing mirror is 0),
- *  with ε of the dtype (1000·ε = 2.2e-13 for float64, 1.2e-4 for float32): rounding in
- *  assembly passes, a genuinely unsymmetric matrix does not. The symmetric backends read one
- *  triangle only, so an unsymmetric input would silently be solved as another matrix. One pass
- *  per batch element with a cursor per row: O(batch·nnz) time, n integers of workspace.
- *  @param[out] structurally_symmetric  may be NULL; 1 if every stored entry has its mirror
- *              (a by-product of the pass, for sla_symlower_build), else 0.
- *  @return SLA_OK; SLA_EINVAL naming the batch element, the entry pair and both values, and
- *          suggesting (A + Aᵀ)/2 or method lu; SLA_ENOMEM. */
-sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method,
-                                      int *structurally_symmetric);
-
 /** The lower triangle (j ≤ i) of the pattern of A ∪ Aᵀ in CSR order, which is also the upper
  *  triangle of the same matrix in CSC order (what CHOLMOD with stype = +1 and MUMPS with
- *  SYM = 2 read). src[k] is the CSR slot of A whose value entry k takes: a_ij when (i, j) is
- *  stored, else its mirror a_ji. Built once per pattern: O(nnz log d) time (binary searches for
- *  mirrors), O(nnz) memory; a pattern that is not structurally symmetric is merged with its
- *  cached transpose (sla_pattern_cached_transpose), a symmetric one needs none. */
+ *  SYM = 2 read). Entry k stands for the pair {(i, j), (j, i)}: src[k] is the CSR slot of A whose
+ *  value it takes (a_ij when (i, j) is stored, else its mirror a_ji), mirror[k] the slot of the
+ *  other one (−1 if not stored; src[k] on the diagonal). Built once per pattern: O(nnz) time and
+ *  memory; a pattern that is not structurally symmetric is merged with its cached transpose
+ *  (sla_pattern_cached_transpose), a symmetric one needs none. */
 typedef struct sla_symlower {
+    const sla_pattern *pattern; /**< borrowed */
     int64_t n, nnz;
     int64_t *rowptr;   /**< [n + 1] */
     int64_t *colind;   /**< [nnz], sorted within each row, colind ≤ row */
     int64_t *src;      /**< [nnz] slot of A */
+    int64_t *mirror;   /**< [nnz] slot of the mirror entry, or −1 */
 } sla_symlower;
 
-/** structurally_symmetric: 1 or 0 if known (from sla_direct_check_symmetric), −1 to find out.
- *  @return SLA_OK, SLA_ENOMEM. *out is zeroed on error. */
-sla_status sla_symlower_build(const sla_pattern *p, int structurally_symmetric,
-                              sla_symlower *out);
+/** @return SLA_OK, SLA_ENOMEM. *out is zeroed on error. */
+sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out);
 void sla_symlower_free(sla_symlower *t);
 /** out[k] = (double) values[src[k]] for one matrix (values of dtype, [nnz(A)]). */
 void sla_symlower_gather(const sla_symlower *t, sla_dtype dtype, const void *values, double *out);
+
+/** Checks that every matrix of the batch A (on t's pattern) is numerically symmetric:
+ *    |a_ij − a_ji| ≤ 1000·ε·max(|a_ij|, |a_ji|) + ε·max_kl |a_kl|   (a missing mirror is 0),
+ *  with ε of the dtype (1000·ε = 2.2e-13 for float64, 1.2e-4 for float32): rounding in
+ *  assembly passes, a genuinely unsymmetric matrix does not. The symmetric backends read one
+ *  triangle only, so an unsymmetric input would silently be solved as another matrix. One
+ *  linear pass over the pairs (src, mirror) per batch element, no workspace: cheap enough for
+ *  every refactor.
+ *  @return SLA_OK; SLA_EINVAL naming the batch element, the entry pair and both values, and
+ *          suggesting (A + Aᵀ)/2 or method lu. */
+sla_status sla_symlower_check(const sla_symlower *t, const sla_matrix *A, const char *method);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Errors from loops over a batch (parallel or not)                                            */

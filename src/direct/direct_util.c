@@ -20,30 +20,23 @@ sla_status sla_direct_check_square(const sla_matrix *A)
     return SLA_OK;
 }
 
-sla_status sla_direct_check_symmetric(const sla_matrix *A, const char *method,
-                                      int *structurally_symmetric)
+sla_status sla_symlower_check(const sla_symlower *t, const sla_matrix *A, const char *method)
 {
     int64_t nnz = sla_pattern_nnz(A->pattern);
     size_t es = sla_dtype_size(A->dtype);
-    int64_t *cursor = sla_malloc((size_t)sla_pattern_nrows(A->pattern), sizeof(int64_t), "row cursors");
-    if (!cursor) return SLA_ENOMEM;
     double eps = A->dtype == SLA_FLOAT64 ? DBL_EPSILON : FLT_EPSILON, rtol = 1000 * eps;
     for (int64_t b = 0; b < A->batch; b++) {
         const char *a = (const char *)A->values + (size_t)(b * nnz) * es;
-        int64_t i = 0, j = 0, missing = 0;
+        int64_t i = 0, j = 0;
         double x = 0, y = 0;
-        if (SLA_DISPATCH(A->dtype, asymmetric_pair, (A->pattern, (const void *)a, rtol, eps,
-                                                      cursor, &missing, &i, &j, &x, &y))) {
-            sla_free(cursor);
+        if (SLA_DISPATCH(A->dtype, asymmetric_pair, (t, nnz, (const void *)a, rtol, eps, &i, &j,
+                                                      &x, &y)))
             return SLA_FAIL(SLA_EINVAL, "A[%lld] is not symmetric: a(%lld,%lld) = %.17g but "
                             "a(%lld,%lld) = %.17g (relative tolerance %.1e); %s reads one "
                             "triangle only: symmetrize (A + Aᵀ)/2 or use method lu",
                             (long long)b, (long long)i, (long long)j, x, (long long)j,
                             (long long)i, y, rtol, method);
-        }
-        if (structurally_symmetric && b == 0) *structurally_symmetric = missing == 0;
     }
-    sla_free(cursor);
     return SLA_OK;
 }
 
@@ -80,35 +73,46 @@ static sla_status symlower_alloc(sla_symlower *out, int64_t n, int64_t cap)
     out->rowptr = sla_malloc((size_t)n + 1, sizeof(int64_t), "symmetric pattern row pointers");
     out->colind = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern columns");
     out->src = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern sources");
-    if (out->rowptr && out->colind && out->src) return SLA_OK;
+    out->mirror = sla_malloc((size_t)cap, sizeof(int64_t), "symmetric pattern mirrors");
+    if (out->rowptr && out->colind && out->src && out->mirror) return SLA_OK;
     sla_symlower_free(out);
     return SLA_ENOMEM;
 }
 
-sla_status sla_symlower_build(const sla_pattern *p, int structurally_symmetric_hint,
-                              sla_symlower *out)
+sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out)
 {
     memset(out, 0, sizeof *out);
     int64_t n = sla_pattern_nrows(p), k = 0;
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
-    int sym = structurally_symmetric_hint;
-    if (sym < 0) SLA_TRY(structurally_symmetric(p, &sym));
+    int sym = 0;
+    SLA_TRY(structurally_symmetric(p, &sym));
     if (sym) {
-        /* the common case: the lower part of each CSR row is a prefix of it (sorted columns) */
+        /* the common case: the lower part of each CSR row is a prefix of it (sorted columns);
+         * the mirror of (i, j) is the next unvisited upper entry of row j (cursor walk) */
         int64_t cap = 0;
         for (int64_t i = 0; i < n; i++)
             for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] <= i; s++) cap++;
         SLA_TRY(symlower_alloc(out, n, cap));
+        int64_t *cursor = sla_malloc((size_t)n, sizeof(int64_t), "row cursors");
+        if (!cursor) { sla_symlower_free(out); return SLA_ENOMEM; }
+        for (int64_t j = 0; j < n; j++) {
+            int64_t s = rp[j];
+            while (s < rp[j + 1] && ci[s] <= j) s++;
+            cursor[j] = s;
+        }
         out->rowptr[0] = 0;
         for (int64_t i = 0; i < n; i++) {
             for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] <= i; s++) {
                 out->colind[k] = ci[s];
+                out->mirror[k] = ci[s] == i ? s : cursor[ci[s]]++;
                 out->src[k++] = s;
             }
             out->rowptr[i + 1] = k;
         }
+        sla_free(cursor);
         out->nnz = k;
+        out->pattern = p;
         return SLA_OK;
     }
     /* entries with j ≤ i of rows of A and of Aᵀ, merged; at most nnz(A) of them */
@@ -126,13 +130,17 @@ sla_status sla_symlower_build(const sla_pattern *p, int structurally_symmetric_h
             int64_t cq = q < trp[i + 1] && tci[q] <= i ? tci[q] : INT64_MAX;
             int64_t j = cs < cq ? cs : cq;
             out->colind[k] = j;
-            out->src[k++] = cs == j ? s : perm[q];   /* prefer the stored lower entry */
+            /* prefer the stored lower entry; the mirror is the other, if stored */
+            out->src[k] = cs == j ? s : perm[q];
+            out->mirror[k] = j == i ? out->src[k] : cs == j && cq == j ? perm[q] : -1;
+            k++;
             if (cs == j) s++;
             if (cq == j) q++;
         }
         out->rowptr[i + 1] = k;
     }
     out->nnz = k;
+    out->pattern = p;
     return SLA_OK;
 }
 
@@ -142,6 +150,7 @@ void sla_symlower_free(sla_symlower *t)
     sla_free(t->rowptr);
     sla_free(t->colind);
     sla_free(t->src);
+    sla_free(t->mirror);
     memset(t, 0, sizeof *t);
 }
 

@@ -373,9 +373,9 @@ static void mumps_destroy(sla_solver *s)
     s->impl = NULL;
 }
 
-static sla_status build_input(mumps_impl *m, const sla_pattern *p, int structsym, int64_t batch)
+static sla_status build_input(mumps_impl *m, const sla_pattern *p, int64_t batch)
 {
-    SLA_TRY(sla_symlower_build(p, structsym, &m->low));
+    SLA_TRY(sla_symlower_build(p, &m->low));
     int64_t n = m->low.n, nz = m->low.nnz;
     if (n > INT32_MAX - 1)
         return SLA_FAIL(SLA_ESHAPE, "n = %lld is too large for MUMPS's 32-bit indices", (long long)n);
@@ -396,8 +396,6 @@ static sla_status mumps_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "ldlt needs the matrix, not a matrix-free operator");
-    int structsym = -1;
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "ldlt", &structsym));
     mumps_impl *m = sla_calloc(1, sizeof *m, "MUMPS solver");
     if (!m) return SLA_ENOMEM;
     s->impl = m;
@@ -408,7 +406,8 @@ static sla_status mumps_create(sla_solver *s)
     m->nnull = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     if (!m->id || !m->live || !m->nnull || !m->null_col) return SLA_ENOMEM;
-    SLA_TRY(build_input(m, s->pattern, structsym, s->batch));
+    SLA_TRY(build_input(m, s->pattern, s->batch));
+    SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
     for (int64_t b = 0; b < s->batch; b++) {
         SLA_TRY(instance_init(&m->id[b]));
         m->live[b] = 1;
@@ -423,7 +422,7 @@ static sla_status mumps_create(sla_solver *s)
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status mumps_refactor(sla_solver *s)
 {
-    SLA_TRY(sla_direct_check_symmetric(&s->A, "ldlt", NULL));
+    SLA_TRY(sla_symlower_check(&((mumps_impl *)s->impl)->low, &s->A, "ldlt"));
     return factorize_all(s, 0);
 }
 
@@ -532,7 +531,7 @@ sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, do
     mumps_impl m;
     memset(&m, 0, sizeof m);
     DMUMPS_STRUC_C id;
-    sla_status st = build_input(&m, A->pattern, -1, 0);
+    sla_status st = build_input(&m, A->pattern, 0);
     int live = 0;
     if (st == SLA_OK) { st = instance_init(&id); live = st == SLA_OK; }
     if (st == SLA_OK) {
