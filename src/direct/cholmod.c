@@ -1,7 +1,526 @@
-/* Placeholder for the cholmod backend (replaced by the direct-solver work). */
-#include "solve/backend.h"
+/* The cholmod backend: method cholesky, LLᵀ = P A Pᵀ by CHOLMOD (SuiteSparse; Chen,
+ * Davis, Hager & Rajamanickam, ACM TOMS 35(3), 2008).
+ *
+ * Input.   A must be numerically symmetric (checked at create: SLA_EINVAL naming the entry
+ *          pair, see sla_symlower_check). CHOLMOD reads one triangle: the lower
+ *          triangle of A ∪ Aᵀ in CSR, handed over as the upper triangle of a CSC matrix with
+ *          stype = +1 (CHOLMOD's fastest input for a permuted supernodal factorization: one
+ *          transpose inside cholmod_factorize instead of two). Its pattern is built once at
+ *          create; each factorization gathers the values into it as double (O(nnz)). Caller's
+ *          values are never modified.
+ * Batch.   One symbolic analysis (cholmod_analyze) on the pattern; one numeric factor per batch
+ *          element (cholmod_copy_factor of the symbolic one), factorized in parallel over the
+ *          batch (one cholmod_common per OpenMP thread) when they are simplicial, one after the
+ *          other when supernodal (batch_threads()); never from inside a parallel region when
+ *          one thread does the work (sla_direct_for_each explains why).
+ * float32. Values and right-hand sides are converted to double: the factorization, solves,
+ *          log-determinant and its gradient run in double and results are rounded to float.
+ * Ordering SLA_ORDERING_NATURAL (no permutation), AMD, METIS (METIS_NodeND through CHOLMOD),
+ *          AUTO: see choose_methods() and docs/direct.md for the rule and the measurements.
+ * Errors.  Not positive definite → SLA_ENOTSPD naming the batch element and the column of A
+ *          whose pivot failed (CHOLMOD's L->minor mapped through the permutation). After a failed
+ *          refactor the solver holds no valid factorization until the next successful one.
+ * Form.    Supernodal or simplicial by CHOLMOD's rule (simplicial when flops/nnz(L) < 40: 2–10×
+ *          faster on very sparse factors), always LLᵀ; describe() says which.
+ * rcond    cholmod_rcond: (min L_jj / max L_jj)², a cheap lower-quality estimate; the minimum
+ *          over the batch. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cholmod.h>
+#include <omp.h>
+
+#include "direct/direct.h"
+
+typedef struct chol_impl {
+    int nthreads;              /* commons, value buffers and solve workspaces */
+    int batch_threads;         /* threads of the loops over the batch (see batch_threads()) */
+    cholmod_common *cm;        /* [nthreads]; cm[0] also does the analysis */
+    sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
+    double *xbuf;              /* [nthreads][low.nnz] gathered values */
+    cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
+    cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
+    int valid;                 /* 0 after a failed (re)factorization */
+    int64_t *slot_pos;         /* [nnz] position of (A⁻¹)_{c,r} of each slot in L->x (lazy) */
+    char why_invalid[400];
+} chol_impl;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Ordering rule                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Which orderings cholmod_analyze tries. AUTO is CHOLMOD's default strategy (nmethods = 0): AMD,
+ * then METIS only when AMD's factor is expensive (flops/nnz(L) ≥ 500 and nnz(L)/nnz(tril A) ≥ 5),
+ * keeping the ordering with the smaller nnz(L). Measured (docs/direct.md, 2D Poisson up to 10⁶,
+ * 3D up to 45³, the shared SPD matrices): this picks the smaller analysis + factorization time
+ * on every one of them: AMD on 2D grids (METIS saves flops there but costs 5–10× the analysis
+ * for ≤ 8 % less factorization time) and on the shared matrices, METIS on 3D grids from 30³ on
+ * (2× faster factorizations), where only the test lets it be tried. */
+static void choose_methods(cholmod_common *cm, sla_ordering ordering)
+{
+    /* CHOLMOD's choice: simplicial when flops/nnz(L) < 40 (supernodal_switch), supernodal
+     * otherwise; a simplicial factor is kept as LLᵀ (not LDLᵀ) so that a pivot ≤ 0 is caught
+     * as for supernodal factors and both share the selected-inverse formulas. */
+    cm->supernodal = CHOLMOD_AUTO;
+    cm->final_ll = 1;
+    switch (ordering) {
+    case SLA_ORDERING_NATURAL:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_NATURAL;
+        cm->postorder = 0;          /* keep the identity: no etree postordering */
+        break;
+    case SLA_ORDERING_AMD:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_AMD;
+        break;
+    case SLA_ORDERING_METIS:
+        cm->nmethods = 1;
+        cm->method[0].ordering = CHOLMOD_METIS;
+        break;
+    default:
+        cm->nmethods = 0;
+        break;
+    }
+}
+
+static const char *ordering_label(int cholmod_ordering)
+{
+    switch (cholmod_ordering) {
+    case CHOLMOD_NATURAL: return "natural";
+    case CHOLMOD_GIVEN: return "given";
+    case CHOLMOD_AMD: return "AMD";
+    case CHOLMOD_METIS: return "METIS";
+    case CHOLMOD_NESDIS: return "NESDIS";
+    case CHOLMOD_COLAMD: return "COLAMD";
+    case CHOLMOD_POSTORDERED: return "natural (postordered)";
+    default: return "unknown";
+    }
+}
+
+static sla_status cholmod_error_status(const cholmod_common *cm, const char *what)
+{
+    switch (cm->status) {
+    case CHOLMOD_OUT_OF_MEMORY:
+        return SLA_FAIL(SLA_ENOMEM, "%s: CHOLMOD ran out of memory", what);
+    case CHOLMOD_TOO_LARGE:
+        return SLA_FAIL(SLA_ENOMEM, "%s: CHOLMOD: problem too large (integer overflow)", what);
+    case CHOLMOD_NOT_INSTALLED:
+        return SLA_FAIL(SLA_EUNSUPPORTED, "%s: CHOLMOD module not installed", what);
+    default:
+        return SLA_FAIL(SLA_EBACKEND, "%s: CHOLMOD status %d", what, cm->status);
+    }
+}
+
+static void common_start(cholmod_common *cm, sla_ordering ordering)
+{
+    cholmod_l_start(cm);
+    cm->print = 0;                  /* the library never prints */
+    cm->error_handler = NULL;
+    choose_methods(cm, ordering);
+}
+
+/* CSC header (stype +1) on the lower-triangle CSR of A ∪ Aᵀ. */
+static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
+{
+    cholmod_sparse h;
+    memset(&h, 0, sizeof h);
+    h.nrow = h.ncol = (size_t)low->n;
+    h.nzmax = (size_t)low->nnz;
+    h.p = low->rowptr;
+    h.i = low->colind;
+    h.x = x;
+    h.stype = 1;
+    h.itype = CHOLMOD_LONG;
+    h.xtype = xtype;
+    h.dtype = CHOLMOD_DOUBLE;
+    h.sorted = 1;
+    h.packed = 1;
+    return h;
+}
+
+sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
+                                    double *flops)
+{
+    SLA_TRY(sla_direct_check_square(A));
+    sla_symlower low;
+    SLA_TRY(sla_symlower_build(A->pattern, &low));
+    cholmod_common cm;
+    common_start(&cm, ordering);
+    cholmod_sparse h = csc_header(&low, CHOLMOD_PATTERN, NULL);
+    cholmod_factor *L = cholmod_l_analyze(&h, &cm);
+    sla_status st = L ? SLA_OK : cholmod_error_status(&cm, "cholmod_analyze");
+    if (st == SLA_OK) {
+        if (nnz_L) *nnz_L = cm.lnz;
+        if (flops) *flops = cm.fl;
+    }
+    cholmod_l_free_factor(&L, &cm);
+    cholmod_l_finish(&cm);
+    sla_symlower_free(&low);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Numeric factorization of every batch element                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static sla_status factorize_one(void *ctx, int64_t b, int t)
+{
+    sla_solver *s = ctx;
+    chol_impl *c = s->impl;
+    size_t es = sla_dtype_size(s->dtype);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    double *x = c->xbuf + (size_t)t * (size_t)c->low.nnz;
+    sla_symlower_gather(&c->low, s->dtype, (const char *)s->A.values + (size_t)(b * nnz) * es, x);
+    cholmod_sparse h = csc_header(&c->low, CHOLMOD_REAL, x);
+    cholmod_common *cm = &c->cm[t];
+    cholmod_factor *L = c->L[b];
+    cholmod_l_factorize(&h, L, cm);
+    if (cm->status == CHOLMOD_NOT_POSDEF) {
+        int64_t k = (int64_t)L->minor;
+        int64_t col = k < s->n ? ((const int64_t *)L->Perm)[k] : -1;
+        return sla_error_set(SLA_ENOTSPD, "cholmod_factorize", "not positive definite: the "
+                        "Cholesky pivot of column %lld "
+                        "(elimination step %lld of %lld) is not positive; for symmetric "
+                        "indefinite matrices use method ldlt", (long long)col, (long long)k,
+                        (long long)s->n);
+    }
+    if (cm->status < CHOLMOD_OK) return cholmod_error_status(cm, "cholmod_factorize");
+    return SLA_OK;
+}
+
+static sla_status factorize_all(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    sla_batch_error err;
+    c->valid = 0;
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, factorize_one, s, "cholesky",
+                                        &err);
+    if (st < 0) {
+        snprintf(c->why_invalid, sizeof c->why_invalid, "%s", err.msg);
+        return st;
+    }
+    double rc = INFINITY;
+    for (int64_t b = 0; b < s->batch; b++) rc = fmin(rc, cholmod_l_rcond(c->L[b], &c->cm[0]));
+    s->rcond = rc;
+    c->valid = 1;
+    return SLA_OK;
+}
+
+/* Threads over the batch: one per element for simplicial factors, whose factorization, solves and
+ * selected inverse are plain scalar loops (no BLAS, no OpenMP inside); none for supernodal ones,
+ * which already use the cores through threaded BLAS and CHOLMOD's own OpenMP regions: running
+ * both nests teams and oversubscribes the cores (measured on 2 cores: a batch of 4 supernodal
+ * 100×100 Poisson factors took 1.3–1.8× longer over 2 threads, their selected inverses 3×). */
+static int batch_threads(const chol_impl *c, const cholmod_factor *L)
+{
+    return L->is_super ? 1 : c->nthreads;
+}
+
+static sla_status check_valid(const sla_solver *s)
+{
+    const chol_impl *c = s->impl;
+    if (!c->valid)
+        return sla_error_set(SLA_EINVAL, "cholesky", "the solver holds no valid factorization: "
+                             "the last refactor failed (%s)", c->why_invalid);
+    return SLA_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Backend entry points                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static void format_count(double v, char *buf, size_t len)
+{
+    if (v >= 1e9) snprintf(buf, len, "%.3gG", v / 1e9);
+    else if (v >= 1e6) snprintf(buf, len, "%.3gM", v / 1e6);
+    else if (v >= 1e3) snprintf(buf, len, "%.3gk", v / 1e3);
+    else snprintf(buf, len, "%.0f", v);
+}
+
+static void describe(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    const cholmod_factor *L = c->L[0];
+    char lnz[32];
+    format_count(c->cm[0].lnz, lnz, sizeof lnz);
+    snprintf(s->description, sizeof s->description,
+             "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s", CHOLMOD_MAIN_VERSION,
+             CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION, L->is_super ? "supernodal" : "simplicial",
+             ordering_label(L->ordering), lnz, s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
+             s->batch > 1 ? ", batched" : "");
+}
+
+static void chol_destroy(sla_solver *s)
+{
+    chol_impl *c = s->impl;
+    if (!c) return;
+    if (c->L)
+        for (int64_t b = 0; b < s->batch; b++) cholmod_l_free_factor(&c->L[b], &c->cm[0]);
+    for (int t = 0; t < c->nthreads && c->cm; t++) {
+        if (c->X) cholmod_l_free_dense(&c->X[t], &c->cm[t]);
+        if (c->Y) cholmod_l_free_dense(&c->Y[t], &c->cm[t]);
+        if (c->E) cholmod_l_free_dense(&c->E[t], &c->cm[t]);
+        cholmod_l_finish(&c->cm[t]);
+    }
+    sla_free(c->cm);
+    sla_free(c->L);
+    sla_free(c->X);
+    sla_free(c->Y);
+    sla_free(c->E);
+    sla_free(c->xbuf);
+    sla_free(c->slot_pos);
+    sla_symlower_free(&c->low);
+    sla_free(c);
+    s->impl = NULL;
+}
+
+static sla_status chol_create(sla_solver *s)
+{
+    if (!s->pattern)
+        return SLA_FAIL(SLA_EINVAL, "cholesky needs the matrix, not a matrix-free operator");
+    chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
+    if (!c) return SLA_ENOMEM;
+    s->impl = c;
+    int64_t nt = omp_get_max_threads();
+    c->nthreads = (int)(nt < s->batch ? nt : s->batch);
+    c->cm = sla_calloc((size_t)c->nthreads, sizeof(cholmod_common), "cholmod commons");
+    c->L = sla_calloc((size_t)s->batch, sizeof(cholmod_factor *), "cholmod factors");
+    c->X = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->Y = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->E = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    if (!c->cm || !c->L || !c->X || !c->Y || !c->E) {
+        if (c->cm) c->nthreads = 0;
+        return SLA_ENOMEM;
+    }
+    for (int t = 0; t < c->nthreads; t++) common_start(&c->cm[t], s->opt.ordering);
+    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    SLA_TRY(sla_symlower_check(&c->low, &s->A, "cholesky"));
+    c->xbuf = sla_malloc((size_t)c->nthreads * (size_t)c->low.nnz, sizeof(double),
+                         "cholmod values");
+    if (!c->xbuf) return SLA_ENOMEM;
+
+    /* symbolic analysis once, on the pattern */
+    cholmod_sparse h = csc_header(&c->low, CHOLMOD_PATTERN, NULL);
+    c->L[0] = cholmod_l_analyze(&h, &c->cm[0]);
+    if (!c->L[0]) return cholmod_error_status(&c->cm[0], "cholmod_analyze");
+    c->batch_threads = batch_threads(c, c->L[0]);
+    for (int64_t b = 1; b < s->batch; b++) {
+        c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm[0]);
+        if (!c->L[b]) return cholmod_error_status(&c->cm[0], "cholmod_copy_factor");
+    }
+    describe(s);
+    return factorize_all(s);
+}
+
+/* New values: checked for symmetry first (the old factorization stays valid if they are not). */
+static sla_status chol_refactor(sla_solver *s)
+{
+    SLA_TRY(sla_symlower_check(&((chol_impl *)s->impl)->low, &s->A, "cholesky"));
+    return factorize_all(s);
+}
+
+typedef struct solve_ctx {
+    sla_solver *s;
+    int64_t nrhs;
+    const void *B;
+    void *X;
+    double *buf;       /* [nthreads][n·nrhs], or NULL (float64, one column: B is used in place) */
+} solve_ctx;
+
+static sla_status solve_one(void *ctx, int64_t b, int t)
+{
+    solve_ctx *sc = ctx;
+    sla_solver *s = sc->s;
+    chol_impl *c = s->impl;
+    int64_t nrhs = sc->nrhs;
+    const void *B = sc->B;
+    void *X = sc->X;
+    double *buf = sc->buf ? sc->buf + (size_t)t * (size_t)(s->n * nrhs) : NULL;
+    size_t es = sla_dtype_size(s->dtype);
+    int64_t n = s->n, off = b * n * nrhs;
+    const void *Bb = (const char *)B + (size_t)off * es;
+    cholmod_dense bd;
+    memset(&bd, 0, sizeof bd);
+    bd.nrow = (size_t)n;
+    bd.ncol = (size_t)nrhs;
+    bd.d = (size_t)n;
+    bd.nzmax = (size_t)(n * nrhs);
+    bd.xtype = CHOLMOD_REAL;
+    bd.dtype = CHOLMOD_DOUBLE;
+    if (s->dtype == SLA_FLOAT64 && nrhs == 1) {
+        bd.x = (void *)Bb;          /* read-only: cholmod_solve2 does not write B */
+    } else {
+        sla_dense_to_colmajor(s->dtype, n, nrhs, Bb, buf);
+        bd.x = buf;
+    }
+    cholmod_common *cm = &c->cm[t];
+    if (!cholmod_l_solve2(CHOLMOD_A, c->L[b], &bd, NULL, &c->X[t], NULL, &c->Y[t], &c->E[t], cm))
+        return cholmod_error_status(cm, "cholmod_solve2");
+    sla_dense_from_colmajor(s->dtype, n, nrhs, c->X[t]->x, (int64_t)c->X[t]->d,
+                            (char *)X + (size_t)off * es);
+    return SLA_OK;
+}
+
+/* op = N and T are the same solve: A is symmetric. */
+static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                             sla_solve_info *info)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    int nt = c->nthreads;
+    double *buf = NULL;
+    if (!(s->dtype == SLA_FLOAT64 && nrhs == 1)) {
+        buf = sla_malloc((size_t)nt * (size_t)(s->n * nrhs), sizeof(double), "right-hand sides");
+        if (!buf) return SLA_ENOMEM;
+    }
+    solve_ctx sc = {s, nrhs, B, X, buf};
+    sla_batch_error err;
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, solve_one, &sc,
+                                        "cholesky solve", &err);
+    sla_free(buf);
+    return st;
+}
+
+static sla_supernodal_llt supernodal_view(const cholmod_factor *L)
+{
+    sla_supernodal_llt v = {
+        .n = (int64_t)L->n, .nsuper = (int64_t)L->nsuper, .super = L->super, .pi = L->pi,
+        .px = L->px, .s = L->s, .x = L->x};
+    return v;
+}
+
+static sla_simplicial_llt simplicial_view(const cholmod_factor *L)
+{
+    sla_simplicial_llt v = {.n = (int64_t)L->n, .p = L->p, .i = L->i, .nz = L->nz, .x = L->x};
+    return v;
+}
+
+/* Entries of L->x (and of the selected inverse in the same layout). */
+static size_t factor_size(const cholmod_factor *L)
+{
+    return L->is_super ? L->xsize : L->nzmax;
+}
+
+/* Σ log L_jj of a supernodal or simplicial LLᵀ factor. */
+static double sum_log_diagonal(const cholmod_factor *L)
+{
+    double sum = 0;
+    if (L->is_super) {
+        sla_supernodal_llt v = supernodal_view(L);
+        for (int64_t k = 0; k < v.nsuper; k++) {
+            int64_t nc = v.super[k + 1] - v.super[k], nsrow = v.pi[k + 1] - v.pi[k];
+            const double *blk = v.x + v.px[k];
+            for (int64_t j = 0; j < nc; j++) sum += log(blk[j + j * nsrow]);
+        }
+    } else {
+        sla_simplicial_llt v = simplicial_view(L);
+        for (int64_t j = 0; j < v.n; j++) sum += log(v.x[v.p[j]]);   /* diagonal first */
+    }
+    return sum;
+}
+
+/* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized). */
+static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    for (int64_t b = 0; b < s->batch; b++) {
+        sign[b] = 1;
+        logabsdet[b] = 2 * sum_log_diagonal(c->L[b]);
+    }
+    return SLA_OK;
+}
+
+/* Position in L->x of (P A Pᵀ)⁻¹ entry for each CSR slot (r, c) of A: A⁻¹ is symmetric, so the
+ * entry (A⁻ᵀ)_{rc} = (A⁻¹)_{rc} sits at (Pinv r, Pinv c) of the selected inverse. Built once. */
+static sla_status build_slot_positions(sla_solver *s, chol_impl *c)
+{
+    const cholmod_factor *L = c->L[0];
+    int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
+    const int64_t *perm = L->Perm, *rowind = sla_pattern_rowind(s->pattern);
+    const int32_t *colind = sla_pattern_colind(s->pattern);
+    if (!rowind) return SLA_FAIL(SLA_ENOMEM, "pattern row indices");
+    int64_t *pinv = sla_malloc((size_t)n, sizeof(int64_t), "inverse permutation");
+    int64_t *c2s = sla_malloc((size_t)n, sizeof(int64_t), "column to supernode");
+    int64_t *pos = sla_malloc((size_t)nnz, sizeof(int64_t), "slot positions");
+    sla_status st = pinv && c2s && pos ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        sla_supernodal_llt v = supernodal_view(L);
+        sla_simplicial_llt w = simplicial_view(L);
+        for (int64_t k = 0; k < n; k++) pinv[perm[k]] = k;
+        if (L->is_super) sla_selinv_col2super(&v, c2s);
+        for (int64_t q = 0; q < nnz && st == SLA_OK; q++) {
+            int64_t i = pinv[rowind[q]], j = pinv[colind[q]];
+            pos[q] = L->is_super ? sla_supernodal_find(&v, c2s, i, j) : sla_simplicial_find(&w, i, j);
+            if (pos[q] < 0)
+                st = SLA_FAIL(SLA_EINTERNAL, "entry (%lld, %d) of A is not in the pattern of L",
+                              (long long)rowind[q], colind[q]);
+        }
+    }
+    sla_free(pinv);
+    sla_free(c2s);
+    if (st == SLA_OK) c->slot_pos = pos; else sla_free(pos);
+    return st;
+}
+
+typedef struct grad_ctx {
+    sla_solver *s;
+    const double *g;
+    void *dvalues;
+    double *z;         /* [nthreads][L->xsize] */
+} grad_ctx;
+
+static sla_status grad_one(void *ctx, int64_t b, int t)
+{
+    grad_ctx *gc = ctx;
+    sla_solver *s = gc->s;
+    chol_impl *c = s->impl;
+    size_t zsize = factor_size(c->L[0]), es = sla_dtype_size(s->dtype);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    double *z = gc->z + (size_t)t * zsize;
+    if (c->L[b]->is_super) {
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        SLA_TRY(sla_selinv_llt(&v, z));
+    } else {
+        sla_simplicial_llt v = simplicial_view(c->L[b]);
+        SLA_TRY(sla_selinv_llt_simplicial(&v, z));
+    }
+    sla_direct_scatter_scaled(s->dtype, nnz, gc->g[b], z, c->slot_pos,
+                              (char *)gc->dvalues + (size_t)(b * nnz) * es);
+    return SLA_OK;
+}
+
+/* dvalues[b][q] = g[b]·(A_b⁻¹)[c_q, r_q] from the selected inverse (selinv.c): about twice the
+ * flops of the factorization, nnz(L) doubles per thread. */
+static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
+{
+    SLA_TRY(check_valid(s));
+    chol_impl *c = s->impl;
+    if (!c->slot_pos) SLA_TRY(build_slot_positions(s, c));
+    double *z = sla_malloc((size_t)c->nthreads * factor_size(c->L[0]), sizeof(double), "selected inverse");
+    if (!z) return SLA_ENOMEM;
+    grad_ctx gc = {s, g, dvalues, z};
+    sla_batch_error err;
+    sla_status st = sla_direct_for_each(s->batch, c->batch_threads, grad_one, &gc,
+                                        "cholesky logdet_grad", &err);
+    sla_free(z);
+    return st;
+}
 
 const sla_backend sla_backend_cholmod = {
-    .info = {.name = "cholmod", .description = "not implemented yet", .available = 0,
-             .unavailable_reason = "not implemented yet"},
+    .info = {.name = "cholmod",
+             .description = "CHOLMOD supernodal Cholesky LLᵀ (SuiteSparse), AMD/METIS orderings, "
+                            "batched, selected inverse for log-determinant gradients",
+             .methods = SLA_METHOD_BIT(SLA_METHOD_CHOLESKY),
+             .dtypes = SLA_BOTH_DTYPES,
+             .priority = 100,
+             .available = 1,
+             .unavailable_reason = NULL},
+    .create = chol_create,
+    .refactor = chol_refactor,
+    .solve = chol_solve,
+    .logdet = chol_logdet,
+    .logdet_grad = chol_logdet_grad,
+    .destroy = chol_destroy,
 };

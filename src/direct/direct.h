@@ -1,0 +1,172 @@
+/* Private helpers shared by the symmetric direct backends (CHOLMOD, MUMPS), the supernodal
+ * selected inverse, and the symbolic cost queries that method = auto can call to decide from the
+ * analysis (predicted nnz(L) and flops) instead of a size threshold. Not installed. */
+#ifndef SLA_DIRECT_H
+#define SLA_DIRECT_H
+
+#include "solve/backend.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Symbolic cost of a factorization (for method = auto)                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Predicted cost of a Cholesky factorization LLᵀ = P A Pᵀ from CHOLMOD's symbolic analysis of the
+ *  pattern of A (values unused; A must be square). ordering as in sla_solver_options (AUTO: the
+ *  rule of cholmod.c, see docs/direct.md).
+ *  @param[out] nnz_L  entries of L (simplicial count, diagonal included);
+ *  @param[out] flops  floating-point operations of the numeric factorization (CHOLMOD's fl).
+ *  Either output may be NULL. Cost: one ordering + symbolic analysis (no numeric work).
+ *  @return SLA_OK; SLA_ESHAPE (not square); SLA_ENOMEM; SLA_EBACKEND (CHOLMOD failed). */
+SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
+                                            double *flops);
+
+/** The same from MUMPS's analysis (JOB = 1, SYM = 2) of the lower triangle of A ∪ Aᵀ: predicted
+ *  entries of the LDLᵀ factors (INFOG(20)) and flops of the elimination (RINFOG(1)), before any
+ *  delayed pivots. ordering AUTO gives AMD's cost (the first step of the AUTO rule).
+ *  SLA_EUNSUPPORTED when MUMPS is not compiled in. */
+SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
+                                  double *flops);
+
+/** sla_matrix_check(A) and square: the prologue of the analyze_cost functions.
+ *  @return SLA_OK, SLA_EINVAL, SLA_ESHAPE naming the shape. */
+sla_status sla_direct_check_square(const sla_matrix *A);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Symmetric input                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The lower triangle (j ≤ i) of the pattern of A ∪ Aᵀ in CSR order, which is also the upper
+ *  triangle of the same matrix in CSC order (what CHOLMOD with stype = +1 and MUMPS with
+ *  SYM = 2 read). Entry k stands for the pair {(i, j), (j, i)}: src[k] is the CSR slot of A whose
+ *  value it takes (a_ij when (i, j) is stored, else its mirror a_ji), mirror[k] the slot of the
+ *  other one (−1 if not stored; src[k] on the diagonal). Built once per pattern: O(nnz) time and
+ *  memory; a pattern that is not structurally symmetric is merged with its cached transpose
+ *  (sla_pattern_cached_transpose), a symmetric one needs none. */
+typedef struct sla_symlower {
+    const sla_pattern *pattern; /**< borrowed */
+    int64_t n, nnz;
+    int64_t *rowptr;   /**< [n + 1] */
+    int64_t *colind;   /**< [nnz], sorted within each row, colind ≤ row */
+    int64_t *src;      /**< [nnz] slot of A */
+    int64_t *mirror;   /**< [nnz] slot of the mirror entry, or −1 */
+} sla_symlower;
+
+/** @return SLA_OK, SLA_ENOMEM. *out is zeroed on error. */
+sla_status sla_symlower_build(const sla_pattern *p, sla_symlower *out);
+void sla_symlower_free(sla_symlower *t);
+/** out[k] = (double) values[src[k]] for one matrix (values of dtype, [nnz(A)]). */
+void sla_symlower_gather(const sla_symlower *t, sla_dtype dtype, const void *values, double *out);
+
+/** Checks that every matrix of the batch A (on t's pattern) is numerically symmetric:
+ *    |a_ij − a_ji| ≤ 1000·ε·max(|a_ij|, |a_ji|) + ε·max_kl |a_kl|   (a missing mirror is 0),
+ *  with ε of the dtype (1000·ε = 2.2e-13 for float64, 1.2e-4 for float32): rounding in
+ *  assembly passes, a genuinely unsymmetric matrix does not. The symmetric backends read one
+ *  triangle only, so an unsymmetric input would silently be solved as another matrix. One
+ *  linear pass over the pairs (src, mirror) per batch element, no workspace: cheap enough for
+ *  every refactor.
+ *  @return SLA_OK; SLA_EINVAL naming the batch element, the entry pair and both values, and
+ *          suggesting (A + Aᵀ)/2 or method lu. */
+sla_status sla_symlower_check(const sla_symlower *t, const sla_matrix *A, const char *method);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Errors from loops over a batch (parallel or not)                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The lowest failing batch element wins; its message is copied out of the worker thread (error
+ *  messages are thread-local) and raised again by the calling thread. Initialize b = INT64_MAX. */
+typedef struct sla_batch_error {
+    int64_t b;
+    sla_status st;
+    char msg[400];
+} sla_batch_error;
+
+#define SLA_BATCH_ERROR_INIT {.b = INT64_MAX}
+/** Records status st of batch element b with the calling thread's last error (thread-safe). */
+void sla_batch_error_record(sla_batch_error *e, int64_t b, sla_status st);
+/** 1 if an element failed. */
+int sla_batch_error_failed(const sla_batch_error *e);
+/** Raises the recorded error as "func: A[b]: message" and returns its status. */
+sla_status sla_batch_error_raise(const sla_batch_error *e, const char *func);
+
+/** Work on batch element b by thread slot t ∈ [0, nthreads). */
+typedef sla_status (*sla_batch_fn)(void *ctx, int64_t b, int t);
+
+/** Runs fn for b = 0 .. batch−1: in an OpenMP parallel loop over nthreads threads when
+ *  nthreads > 1, else as a plain loop outside any parallel region. The plain loop matters:
+ *  CHOLMOD opens its own parallel regions (CHOLMOD_OMP_NUM_THREADS = 4 in Debian's build) and,
+ *  called from inside even a one-thread region, pays for nested teams on every supernode
+ *  (measured 5–10× slower factorizations). Stops at nothing: every element runs; the lowest
+ *  failing element's error is raised as "func: A[b]: message" (*err holds it). */
+sla_status sla_direct_for_each(int64_t batch, int nthreads, sla_batch_fn fn, void *ctx,
+                               const char *func, sla_batch_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Dense blocks                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/** out (column-major n × k, double, leading dimension n) = in (row-major [n][k] of dtype). */
+void sla_dense_to_colmajor(sla_dtype dtype, int64_t n, int64_t k, const void *in, double *out);
+/** out (row-major [n][k] of dtype) = in (column-major n × k double, leading dimension ld). */
+void sla_dense_from_colmajor(sla_dtype dtype, int64_t n, int64_t k, const double *in, int64_t ld,
+                             void *out);
+/** out[s] = g · z[pos[s]] (pos NULL: z[s]) for s < nnz, written as dtype (the log-determinant
+ *  gradient from selected inverse entries z). */
+void sla_direct_scatter_scaled(sla_dtype dtype, int64_t nnz, double g, const double *z,
+                               const int64_t *pos, void *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Selected inverse of a supernodal Cholesky factor (selinv.c)                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/** A supernodal LLᵀ factor in CHOLMOD's layout (all arrays borrowed). Supernode k holds columns
+ *  super[k] .. super[k+1]−1; its row indices are s[pi[k] .. pi[k+1]) (ascending; the first nscol
+ *  are its own columns), its values the column-major nsrow × nscol block x[px[k] ..], of which
+ *  the upper triangle of the leading nscol × nscol block is not referenced. */
+typedef struct sla_supernodal_llt {
+    int64_t n, nsuper;
+    const int64_t *super, *pi, *px, *s;
+    const double *x;
+} sla_supernodal_llt;
+
+/** Position in x (and in the selected inverse Z) of entry (max(i,j), min(i,j)) of the factor's
+ *  pattern, or −1 if it is not in the pattern. Binary search in one supernode's rows.
+ *  col2super [n] maps a column to its supernode (sla_selinv_col2super). */
+int64_t sla_supernodal_find(const sla_supernodal_llt *L, const int64_t *col2super, int64_t i,
+                            int64_t j);
+/** col2super[j] = supernode of column j, [n]. */
+void sla_selinv_col2super(const sla_supernodal_llt *L, int64_t *col2super);
+
+/** Selected inverse: Z = (L Lᵀ)⁻¹ restricted to the pattern of L (lower triangle), written in
+ *  the layout of L->x (Z has as many entries as x; upper triangles of diagonal blocks are
+ *  unspecified). Method: the Takahashi / Erisman–Tinney recurrences (Takahashi, Fagan & Chin
+ *  1973; Erisman & Tinney 1975) in supernodal block form (as in SelInv, Lin et al. 2011): for
+ *  each supernode from the root down, with J its columns and R its off-diagonal rows,
+ *    Y = L_RJ L_JJ⁻¹,  Z_RJ = −Z_RR Y,  Z_JJ = (L_JJ L_JJᵀ)⁻¹ − Z_RJᵀ Y,
+ *  where Z_RR (already computed: R is a clique of the filled graph) is gathered into a dense
+ *  block. Flops about twice those of the factorization (O(Σ_j |L_{:,j}|²)); memory the size of
+ *  x plus max_k r_k² + r_k·c_k + n doubles of workspace.
+ *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (a pattern that is not a filled graph). */
+sla_status sla_selinv_llt(const sla_supernodal_llt *L, double *Z);
+
+/** A simplicial LLᵀ factor in CHOLMOD's layout (borrowed): column j holds rows i[p[j] ..
+ *  p[j] + nz[j]) (ascending, the diagonal first) and values x at the same positions. */
+typedef struct sla_simplicial_llt {
+    int64_t n;
+    const int64_t *p, *i, *nz;
+    const double *x;
+} sla_simplicial_llt;
+
+/** Position in x (and Z) of entry (max(i,j), min(i,j)) of the factor's pattern, or −1. */
+int64_t sla_simplicial_find(const sla_simplicial_llt *L, int64_t i, int64_t j);
+
+/** Selected inverse Z = (L Lᵀ)⁻¹ on the pattern of a simplicial factor, written in the layout of
+ *  L->x: the same recurrences column by column (Takahashi et al. 1973): with column j's
+ *  off-diagonal rows r_1 < … < r_m and l_t = L_{r_t j} / L_jj,
+ *    Z_{r_t j} = −Σ_s l_s Z_{r_t r_s},   Z_jj = 1/L_jj² − Σ_t l_t Z_{r_t j},
+ *  the Z_{r_t r_s} read in one pass over each column r_s through a map row → t. Cost
+ *  O(Σ_j Σ_{r ∈ L_{:,j}} |L_{:,r}|) scalar flops (what a simplicial factor is chosen for: few
+ *  flops per entry); memory: as many doubles as x, plus 2n workspace.
+ *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (not a filled pattern). */
+sla_status sla_selinv_llt_simplicial(const sla_simplicial_llt *L, double *Z);
+
+#endif

@@ -1,0 +1,420 @@
+/* Smoothed-aggregation algebraic multigrid: hierarchy set-up, numeric update, V-cycle.
+ *
+ * Method (docs/amg.md has the details and the measurements behind the choices):
+ *   - strength of connection |a_ij| ≥ θ_l sqrt(|a_ii a_jj|), θ_l = θ·2^(−l), and greedy
+ *     aggregation: Vaněk, Mandel & Brezina, Computing 56 (1996) 179–196;
+ *   - prolongator P = (I − ω D⁻¹A) P_tent with ω = 4/(3ρ(D⁻¹A)), Galerkin Ac = Pᵀ A P;
+ *   - V(ν,ν) cycle with l1 hybrid Gauss–Seidel (forward pre, backward post: Baker, Falgout, Kolev
+ *     & Yang, SIAM J. Sci. Comput. 33 (2011)), or damped Jacobi; coarsest level by dense
+ *     Cholesky / LU (LAPACK).
+ * For symmetric A the cycle is a symmetric operator (pre- and post-smoother adjoint, R = Pᵀ), so it
+ * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and R (R = Pᵀ, so
+ * "swap P and R" leaves them in place), Aᵀ on every level, the transposed smoothers (a forward
+ * sweep on Aᵀ is the transpose of the backward sweep on A) and the transposed coarse solve. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "precond/amg_internal.h"
+
+void sla_amg_options_init(sla_amg_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->strength = 0.08;
+    o->max_levels = 25;
+    o->coarse_size = 500;
+    o->presmooth = 1;
+    o->postsmooth = 1;
+    o->smoother = SLA_AMG_SMOOTHER_GS;
+}
+
+static sla_amg_options resolve_options(const sla_amg_options *o)
+{
+    sla_amg_options d, r;
+    sla_amg_options_init(&d);
+    r = o ? *o : d;
+    if (!(r.strength >= 0)) r.strength = d.strength;
+    if (r.max_levels <= 0) r.max_levels = d.max_levels;
+    if (r.coarse_size <= 0) r.coarse_size = d.coarse_size;
+    if (r.presmooth <= 0) r.presmooth = d.presmooth;
+    if (r.postsmooth <= 0) r.postsmooth = d.postsmooth;
+    if (r.smoother != SLA_AMG_SMOOTHER_JACOBI) r.smoother = SLA_AMG_SMOOTHER_GS;
+    return r;
+}
+
+static void level_free(amg_level *L)
+{
+    amg_csr_free(&L->A);
+    amg_csr_free(&L->At);
+    amg_csr_free(&L->P);
+    amg_csr_free(&L->R);
+    amg_csr_free(&L->AP);
+    amg_blocks_free(&L->blk);
+    amg_blocks_free(&L->blkt);
+    sla_free(L->atperm);
+    sla_free(L->rperm);
+    sla_free(L->agg);
+    sla_free(L->diag);
+    sla_free(L->dinv);
+    sla_free(L->b);
+    sla_free(L->x);
+    sla_free(L->r);
+    sla_free(L->xold);
+    memset(L, 0, sizeof *L);
+}
+
+void sla_amg_free(sla_amg **amg)
+{
+    if (!amg || !*amg) return;
+    sla_amg *a = *amg;
+    if (a->lev)
+        for (int l = 0; l < a->opt.max_levels; l++) level_free(&a->lev[l]);
+    sla_free(a->lev);
+    amg_coarse_free(&a->coarse);
+    sla_pattern_free(&a->pattern);
+    sla_free(a);
+    *amg = NULL;
+}
+
+/* Work vectors, diagonal and smoother blocks of a level whose operator A is set. */
+static sla_status level_alloc(sla_amg *amg, amg_level *L)
+{
+    size_t n = (size_t)L->A.nrows;
+    L->diag = sla_malloc(n, sizeof(double), "AMG diagonal");
+    L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
+    L->b = sla_malloc(n, sizeof(double), "AMG right-hand side");
+    L->x = sla_malloc(n, sizeof(double), "AMG solution");
+    L->r = sla_malloc(n, sizeof(double), "AMG residual");
+    L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
+    if (!L->diag || !L->dinv || !L->b || !L->x || !L->r || !L->xold) return SLA_ENOMEM;
+    return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
+}
+
+/* Diagonal and smoother of level l; a zero diagonal is an error only where a smoother runs. */
+static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
+{
+    amg_level *L = &amg->lev[l];
+    int64_t bad = amg_diagonal(&L->A, L->diag);
+    if (bad >= 0) {
+        if (needs_smoother) return amg_diagonal_error(&L->A, l, bad);
+        return SLA_OK;
+    }
+    /* Lanczos costs ~13 products with A_l: spent on the coarse levels (and a small level 0);
+     * a large level 0 keeps the Gershgorin bound, tight for the stencils AMG is mostly used on */
+    int steps = l > 0 || L->A.nrows <= AMG_LANCZOS_FINE_MAX ? AMG_LANCZOS_STEPS : 0;
+    SLA_TRY(amg_rho_estimate(&L->A, &L->blk, L->diag, steps, &L->rho));
+    amg_smoother_setup(&L->A, &L->blk, L->diag, L->rho, amg->opt.smoother, L->dinv);
+    return SLA_OK;
+}
+
+/* Values of P (create and update share it, so both compute the same numbers). */
+static sla_status level_prolong_values(amg_level *L)
+{
+    L->omega = 4.0 / (3.0 * L->rho);
+    return amg_prolong_numeric(&L->A, L->diag, L->agg, L->omega, &L->P);
+}
+
+/* Coarsening of level l: aggregates, P and R, and the next level's operator Ac = R (A P).
+ * *coarsened = 0 when the level stays the coarsest (no aggregates, or too few rows merged to pay
+ * for a level). */
+static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
+{
+    amg_level *L = &amg->lev[l];
+    int64_t n = L->A.nrows;
+    *coarsened = 0;
+    L->theta = amg->opt.strength * pow(0.5, l);
+    L->agg = sla_malloc((size_t)n, sizeof(int32_t), "AMG aggregates");
+    if (!L->agg) return SLA_ENOMEM;
+    SLA_TRY(amg_aggregate(&L->A, L->diag, L->theta, &L->blk, L->agg, &L->nagg));
+    if (L->nagg == 0 || (double)L->nagg > 0.9 * (double)n) {
+        sla_free(L->agg);
+        L->agg = NULL;
+        L->nagg = 0;
+        return SLA_OK;
+    }
+    SLA_TRY(amg_prolong_symbolic(&L->A, L->agg, L->nagg, &L->P));
+    SLA_TRY(level_prolong_values(L));
+    SLA_TRY(amg_transpose(&L->P, &L->R, &L->rperm));
+    SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
+    SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
+    *coarsened = 1;
+    return SLA_OK;
+}
+
+/* New values of P, R, A P and the next level's operator on the stored patterns (update). */
+static sla_status level_galerkin_update(sla_amg *amg, int l)
+{
+    amg_level *L = &amg->lev[l];
+    SLA_TRY(level_prolong_values(L));
+    amg_permute_values(&L->P, L->rperm, &L->R);
+    SLA_TRY(amg_spgemm_numeric(&L->A, &L->P, &L->AP));
+    return amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
+}
+
+static void describe(sla_amg *amg)
+{
+    double nnz = 0, rows = 0;
+    char sizes[300] = "";
+    size_t used = 0;
+    for (int l = 0; l < amg->nlevels; l++) {
+        nnz += (double)amg_nnz(&amg->lev[l].A);
+        rows += (double)amg->lev[l].A.nrows;
+        if (used < sizeof sizes - 24)
+            used += (size_t)snprintf(sizes + used, sizeof sizes - used, "%s%lld", l ? "/" : "",
+                                     (long long)amg->lev[l].A.nrows);
+    }
+    double nnz0 = (double)amg_nnz(&amg->lev[0].A), n0 = (double)amg->n;
+    static const char *coarse[] = {"none", "dense Cholesky", "dense LU", "smoother sweeps"};
+    snprintf(amg->desc, sizeof amg->desc,
+             "AMG (smoothed aggregation): %d level%s, sizes %s, operator complexity %.2f, "
+             "grid complexity %.2f; smoother %s(%d,%d), coarsest: %s",
+             amg->nlevels, amg->nlevels == 1 ? "" : "s", sizes, nnz0 > 0 ? nnz / nnz0 : 1.0,
+             n0 > 0 ? rows / n0 : 1.0,
+             amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI ? "Jacobi" : "l1 hybrid Gauss-Seidel",
+             amg->opt.presmooth, amg->opt.postsmooth, coarse[amg->coarse.kind]);
+}
+
+static sla_status build(sla_amg *amg)
+{
+    const sla_amg_options *o = &amg->opt;
+    for (int l = 0;; l++) {
+        amg_level *L = &amg->lev[l];
+        amg->nlevels = l + 1;
+        SLA_TRY(level_alloc(amg, L));
+        int coarsened = 0;
+        if (L->A.nrows > o->coarse_size && l + 1 < o->max_levels) {
+            SLA_TRY(level_smoother(amg, l, 1));
+            SLA_TRY(level_coarsen(amg, l, &coarsened));
+        }
+        if (!coarsened) break;
+    }
+    amg_level *C = &amg->lev[amg->nlevels - 1];
+    SLA_TRY(amg_coarse_factor(&C->A, o->coarse_size, &amg->coarse));
+    /* the coarsest level needs a smoother only when it is not factored */
+    SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    describe(amg);
+    return SLA_OK;
+}
+
+/* Level 0 values: float64 ones are borrowed (like the solver object, the hierarchy reads them
+ * until the next update or free), float32 ones converted into an owned copy. */
+static sla_status load_values(amg_csr *A0, const sla_matrix *A, int64_t b)
+{
+    int64_t nnz = sla_pattern_nnz(A->pattern);
+    if (A->dtype == SLA_FLOAT64) {
+        A0->v = (double *)A->values + b * nnz;
+        A0->borrowed_v = 1;
+        return SLA_OK;
+    }
+    if (!A0->v) A0->v = sla_malloc((size_t)nnz, sizeof(double), "AMG level-0 values");
+    if (!A0->v) return SLA_ENOMEM;
+    amg_to_double(A->dtype, A->values, b * nnz, nnz, A0->v);
+    return SLA_OK;
+}
+
+static sla_status check_matrix(const sla_matrix *A, int64_t b)
+{
+    SLA_CHECK_ARG(A, "A is NULL");
+    SLA_TRY(sla_matrix_check(A, 0));
+    int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
+    if (m != n)
+        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld: AMG needs a square matrix", (long long)m,
+                        (long long)n);
+    SLA_CHECK_ARG(b >= 0 && b < A->batch, "batch index b = %lld is outside [0, %lld)",
+                  (long long)b, (long long)A->batch);
+    return SLA_OK;
+}
+
+sla_status sla_amg_create(const sla_matrix *A, int64_t b, const sla_amg_options *o, sla_amg **out)
+{
+    SLA_CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    SLA_TRY(check_matrix(A, b));
+    sla_amg *amg = sla_calloc(1, sizeof *amg, "AMG object");
+    if (!amg) return SLA_ENOMEM;
+    amg->opt = resolve_options(o);
+    amg->dtype = A->dtype;
+    amg->n = sla_pattern_nrows(A->pattern);
+    amg->nthreads = omp_get_max_threads();
+    amg->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
+    amg->lev = sla_calloc((size_t)amg->opt.max_levels, sizeof(amg_level), "AMG levels");
+    sla_status st = SLA_ENOMEM;
+    if (!amg->lev) goto fail;
+    amg_csr *A0 = &amg->lev[0].A;
+    A0->nrows = A0->ncols = amg->n;
+    A0->rp = (int64_t *)sla_pattern_rowptr(A->pattern);
+    A0->ci = (int32_t *)sla_pattern_colind(A->pattern);
+    A0->borrowed = 1;
+    if ((st = load_values(A0, A, b)) != SLA_OK) goto fail;
+    if ((st = build(amg)) != SLA_OK) goto fail;
+    *out = amg;
+    return SLA_OK;
+fail:
+    sla_amg_free(&amg);
+    return st;
+}
+
+static void refresh_transposes(sla_amg *amg)
+{
+    for (int l = 0; l < amg->nlevels; l++)
+        if (amg->lev[l].atperm)
+            amg_permute_values(&amg->lev[l].A, amg->lev[l].atperm, &amg->lev[l].At);
+}
+
+sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
+{
+    SLA_CHECK_ARG(amg, "amg is NULL");
+    SLA_TRY(check_matrix(A, b));
+    const sla_pattern *p = A->pattern;
+    int64_t n = amg->n, nnz = sla_pattern_nnz(p);
+    if (p != amg->pattern) {
+        int same = sla_pattern_nrows(p) == n && nnz == sla_pattern_nnz(amg->pattern) &&
+                   !memcmp(sla_pattern_rowptr(p), sla_pattern_rowptr(amg->pattern),
+                           sizeof(int64_t) * (size_t)(n + 1)) &&
+                   !memcmp(sla_pattern_colind(p), sla_pattern_colind(amg->pattern),
+                           sizeof(int32_t) * (size_t)nnz);
+        if (!same)
+            return SLA_FAIL(SLA_ESHAPE, "A's pattern differs from the one the AMG hierarchy was "
+                            "built on: create a new hierarchy");
+    }
+    if (A->dtype != amg->dtype)
+        return SLA_FAIL(SLA_EDTYPE, "A is %s but the hierarchy was built for %s",
+                        sla_dtype_name(A->dtype), sla_dtype_name(amg->dtype));
+    SLA_TRY(load_values(&amg->lev[0].A, A, b));
+    for (int l = 0; l + 1 < amg->nlevels; l++) {
+        SLA_TRY(level_smoother(amg, l, 1));
+        SLA_TRY(level_galerkin_update(amg, l));
+    }
+    amg_level *C = &amg->lev[amg->nlevels - 1];
+    SLA_TRY(amg_coarse_factor(&C->A, amg->opt.coarse_size, &amg->coarse));
+    SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    refresh_transposes(amg);
+    describe(amg);
+    return SLA_OK;
+}
+
+static void free_transposes(sla_amg *amg)
+{
+    for (int l = 0; l < amg->nlevels; l++) {
+        amg_level *L = &amg->lev[l];
+        amg_csr_free(&L->At);
+        amg_blocks_free(&L->blkt);
+        sla_free(L->atperm);
+        L->atperm = NULL;
+    }
+}
+
+/* Aᵀ and its smoother halo on every level. */
+static sla_status build_transposes(sla_amg *amg)
+{
+    for (int l = 0; l < amg->nlevels; l++) {
+        amg_level *L = &amg->lev[l];
+        if (!L->atperm) SLA_TRY(amg_transpose(&L->A, &L->At, &L->atperm));
+        L->blkt.n = L->blk.n;
+        L->blkt.bounds = sla_malloc((size_t)L->blk.n + 1, sizeof(int64_t), "AMG blocks");
+        if (!L->blkt.bounds) return SLA_ENOMEM;
+        memcpy(L->blkt.bounds, L->blk.bounds, sizeof(int64_t) * (size_t)(L->blk.n + 1));
+        SLA_TRY(amg_blocks_halo(&L->At, &L->blkt));
+    }
+    return SLA_OK;
+}
+
+/* On the first op = T apply: is A_0 exactly symmetric (then the transposed cycle is the cycle
+ * itself)? If not, build Aᵀ on every level. On failure nothing is kept, so a later call retries. */
+static sla_status ensure_transposes(sla_amg *amg)
+{
+    if (amg->sym_known) return SLA_OK;
+    amg_level *L0 = &amg->lev[0];
+    sla_status st = amg_transpose(&L0->A, &L0->At, &L0->atperm);
+    if (st != SLA_OK) return st;
+    int64_t n = amg->n, nnz = amg_nnz(&L0->A);
+    int sym = !memcmp(L0->A.rp, L0->At.rp, sizeof(int64_t) * (size_t)(n + 1)) &&
+              !memcmp(L0->A.ci, L0->At.ci, sizeof(int32_t) * (size_t)nnz) &&
+              !memcmp(L0->A.v, L0->At.v, sizeof(double) * (size_t)nnz);
+    if (sym) free_transposes(amg);
+    else if ((st = build_transposes(amg)) != SLA_OK) {
+        free_transposes(amg);
+        return st;
+    }
+    amg->symmetric = sym;
+    amg->sym_known = 1;
+    return SLA_OK;
+}
+
+/* One sweep: forward (reverse = 0) or backward Gauss–Seidel, or Jacobi; zero: x = 0 on entry. */
+static void sweep(const sla_amg *amg, amg_level *L, int trans, const double *b, double *x,
+                  int reverse, int zero)
+{
+    const amg_csr *A = trans ? &L->At : &L->A;
+    const amg_blocks *bk = trans ? &L->blkt : &L->blk;
+    if (amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI)
+        amg_jacobi_sweep(A, bk, L->dinv, b, x, L->r, zero);
+    else
+        amg_gs_sweep(A, bk, L->dinv, b, x, L->xold, reverse, zero);
+}
+
+static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
+{
+    amg_level *L = &amg->lev[l];
+    if (l == amg->nlevels - 1) {
+        if (amg->coarse.kind == AMG_COARSE_SMOOTH) {
+            /* (forward, backward)^4 from zero: a symmetric operator for symmetric A */
+            for (int s = 0; s < 4; s++) {
+                sweep(amg, L, trans, b, x, 0, s == 0);
+                sweep(amg, L, trans, b, x, 1, 0);
+            }
+        } else {
+            amg_coarse_solve(&amg->coarse, trans, b, x);
+        }
+        return;
+    }
+    amg_level *N = &amg->lev[l + 1];
+    const amg_csr *A = trans ? &L->At : &L->A;
+    const amg_blocks *bk = trans ? &L->blkt : &L->blk;
+    /* pre: ν forward sweeps from x = 0; post: ν backward sweeps, the adjoint */
+    int nu = amg->opt.presmooth, gs = amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI;
+    for (int s = 0; s < nu - gs; s++) sweep(amg, L, trans, b, x, 0, s == 0);
+    if (gs)   /* the last sweep computes the residual on the fly */
+        amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
+    else
+        amg_residual(A, bk, b, x, L->r);
+    amg_spmv(&L->R, L->r, N->b, 0);
+    vcycle(amg, l + 1, trans, N->b, N->x);
+    amg_spmv(&L->P, N->x, x, 1);
+    for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);
+}
+
+sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z)
+{
+    SLA_CHECK_ARG(amg, "amg is NULL");
+    SLA_CHECK_ARG(op == SLA_OP_N || op == SLA_OP_T, "op = %d is neither N nor T", (int)op);
+    int64_t n = amg->n;
+    if (n == 0) return SLA_OK;
+    SLA_CHECK_ARG(r && z, "%s is NULL", r ? "z" : "r");
+    int trans = 0;
+    if (op == SLA_OP_T) {
+        SLA_TRY(ensure_transposes(amg));
+        trans = !amg->symmetric;
+    }
+    amg_level *L0 = &amg->lev[0];
+    const double *b0;
+    double *x0;
+    if (amg->dtype == SLA_FLOAT64 && r != z) {
+        b0 = r;
+        x0 = z;
+    } else {
+        amg_to_double(amg->dtype, r, 0, n, L0->b);
+        b0 = L0->b;
+        x0 = amg->dtype == SLA_FLOAT64 ? z : L0->x;
+    }
+    vcycle(amg, 0, trans, b0, x0);
+    if (amg->dtype != SLA_FLOAT64) amg_from_double(amg->dtype, x0, n, z);
+    return SLA_OK;
+}
+
+const char *sla_amg_describe(const sla_amg *amg)
+{
+    return amg ? amg->desc : "AMG: none";
+}

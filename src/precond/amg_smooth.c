@@ -1,0 +1,257 @@
+/* Smoothers and the matrix kernels of the V-cycle.
+ *
+ * Default smoother: l1 hybrid Gauss–Seidel (Baker, Falgout, Kolev & Yang, "Multigrid smoothers for
+ * ultraparallel computing", SIAM J. Sci. Comput. 33 (2011) 2864–2887, section 6): rows are split
+ * into one block per thread; inside a block a sweep is Gauss–Seidel, across blocks it reads the
+ * values of the previous sweep (Jacobi), and the diagonal of row i is enlarged by the l1 norm of
+ * its entries outside the block, which makes the smoother convergent for any SPD A. The forward
+ * sweep is M = blockdiag(D₁ + L), the backward sweep Mᵀ = blockdiag(D₁ + U) for symmetric A, so
+ * pre = forward and post = backward give a symmetric V-cycle. Results depend on the block count
+ * (fixed at create), never on scheduling.
+ * Alternative: damped Jacobi with weight 4/(3 ρ(D⁻¹A)), symmetric with equal sweep counts. */
+#include <math.h>
+#include <string.h>
+
+#include "precond/amg_internal.h"
+
+sla_status amg_blocks_build(const amg_csr *A, int nblocks, amg_blocks *blk)
+{
+    memset(blk, 0, sizeof *blk);
+    if (nblocks < 1 || A->nrows < AMG_PARALLEL_MIN) nblocks = 1;
+    blk->bounds = sla_malloc((size_t)nblocks + 1, sizeof(int64_t), "AMG smoother blocks");
+    if (!blk->bounds) return SLA_ENOMEM;
+    blk->n = nblocks;
+    sla_partition_rows(A->rp, A->nrows, nblocks, blk->bounds);
+    return amg_blocks_halo(A, blk);
+}
+
+/* Row i of block [lo, hi) reads only its own block (columns are sorted). */
+static inline int row_inside(const amg_csr *A, int64_t i, int64_t lo, int64_t hi)
+{
+    int64_t k0 = A->rp[i], k1 = A->rp[i + 1];
+    return k0 == k1 || (A->ci[k0] >= lo && A->ci[k1 - 1] < hi);
+}
+
+/* The columns read across block boundaries (halo) and the rows that read them (brows). Only rows
+ * whose first or last column leaves the block are scanned. */
+sla_status amg_blocks_halo(const amg_csr *A, amg_blocks *blk)
+{
+    sla_free(blk->halo);
+    sla_free(blk->brows);
+    blk->halo = blk->brows = NULL;
+    blk->nhalo = blk->nbrows = 0;
+    if (blk->n <= 1) return SLA_OK;
+    int64_t n = A->ncols, nb = 0, nh = 0;
+    unsigned char *mark = sla_calloc((size_t)n, 1, "AMG halo marks");
+    if (!mark) return SLA_ENOMEM;
+    for (int t = 0; t < blk->n; t++) {
+        int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
+        for (int64_t i = lo; i < hi; i++) {
+            if (row_inside(A, i, lo, hi)) continue;
+            nb++;
+            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
+                int64_t j = A->ci[k];
+                if ((j < lo || j >= hi) && !mark[j]) { mark[j] = 1; nh++; }
+            }
+        }
+    }
+    blk->halo = sla_malloc((size_t)nh, sizeof(int32_t), "AMG halo");
+    blk->brows = sla_malloc((size_t)nb, sizeof(int32_t), "AMG block boundary rows");
+    if (!blk->halo || !blk->brows) { sla_free(mark); return SLA_ENOMEM; }
+    for (int64_t j = 0, h = 0; j < n; j++)
+        if (mark[j]) blk->halo[h++] = (int32_t)j;
+    for (int t = 0; t < blk->n; t++) {
+        int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
+        for (int64_t i = lo; i < hi; i++)
+            if (!row_inside(A, i, lo, hi)) blk->brows[blk->nbrows++] = (int32_t)i;
+    }
+    blk->nhalo = nh;
+    sla_free(mark);
+    return SLA_OK;
+}
+
+void amg_blocks_free(amg_blocks *blk)
+{
+    sla_free(blk->bounds);
+    sla_free(blk->halo);
+    sla_free(blk->brows);
+    memset(blk, 0, sizeof *blk);
+}
+
+int64_t amg_diagonal(const amg_csr *A, double *diag)
+{
+    int64_t n = A->nrows, bad = n;
+    #pragma omp parallel for schedule(static) reduction(min : bad) if (n > AMG_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        double d = 0;
+        for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
+            if (A->ci[k] == i) { d = A->v[k]; break; }
+        diag[i] = d;
+        if (d == 0 && i < bad) bad = i;
+    }
+    return bad < n ? bad : -1;
+}
+
+sla_status amg_diagonal_error(const amg_csr *A, int level, int64_t bad)
+{
+    int stored = 0;
+    for (int64_t k = A->rp[bad]; k < A->rp[bad + 1]; k++) stored |= A->ci[k] == bad;
+    if (level == 0)
+        return SLA_FAIL(SLA_EINVAL, "row %lld of A has %s diagonal entry: the AMG smoother "
+                        "divides by the diagonal", (long long)bad, stored ? "a zero" : "no stored");
+    return SLA_FAIL(SLA_EINVAL, "AMG level %d, row %lld: zero diagonal in the Galerkin coarse "
+                    "operator (is A indefinite?)", level, (long long)bad);
+}
+
+void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *diag, double rho,
+                        sla_amg_smoother smoother, double *dinv)
+{
+    if (smoother == SLA_AMG_SMOOTHER_JACOBI) {
+        double w = 4.0 / (3.0 * rho);
+        #pragma omp parallel for schedule(static) if (A->nrows > AMG_PARALLEL_MIN)
+        for (int64_t i = 0; i < A->nrows; i++) dinv[i] = w / diag[i];
+        return;
+    }
+    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    for (int t = 0; t < blk->n; t++) {
+        int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
+        for (int64_t i = lo; i < hi; i++) {
+            double l1 = 0;
+            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
+                if (A->ci[k] < lo || A->ci[k] >= hi) l1 += fabs(A->v[k]);
+            dinv[i] = 1.0 / (diag[i] + copysign(l1, diag[i]));
+        }
+    }
+}
+
+/* x_i = (b_i − Σ_{lo ≤ j < i} a_ij x_j) / d₁_i: the first forward sweep from x = 0 reads only the
+ * strictly lower in-block part of each row (columns are sorted: stop at the diagonal). */
+static inline void forward_from_zero(const amg_csr *A, const double *dinv, const double *b,
+                                     double *x, int64_t lo, int64_t from, int64_t to)
+{
+    const int64_t *rp = A->rp;
+    const int32_t *ci = A->ci;
+    const double *v = A->v;
+    for (int64_t i = from; i < to; i++) {
+        double s = b[i];
+        for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+            int64_t j = ci[k];
+            if (j >= i) break;
+            if (j >= lo) s -= v[k] * x[j];
+        }
+        x[i] = s * dinv[i];
+    }
+}
+
+/* x_i += (b_i − Σ_j a_ij x_j) / d₁_i, with x_j from the snapshot xold outside [lo, hi). */
+static inline void gs_row(const amg_csr *A, const double *dinv, const double *b, double *x,
+                          const double *xold, int64_t lo, int64_t hi, int64_t i)
+{
+    int64_t k0 = A->rp[i], k1 = A->rp[i + 1];
+    const int32_t *ci = A->ci;
+    const double *v = A->v;
+    double s = b[i];
+    if (k0 == k1) return;
+    if (ci[k0] >= lo && ci[k1 - 1] < hi) {
+        for (int64_t k = k0; k < k1; k++) s -= v[k] * x[ci[k]];
+    } else {
+        for (int64_t k = k0; k < k1; k++) {
+            int64_t j = ci[k];
+            s -= v[k] * ((j >= lo && j < hi) ? x[j] : xold[j]);
+        }
+    }
+    x[i] += s * dinv[i];
+}
+
+void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, const double *b,
+                  double *x, double *xold, int reverse, int zero_guess)
+{
+    if (zero_guess && reverse) {   /* not used by the cycle; kept general */
+        memset(x, 0, sizeof(double) * (size_t)A->nrows);
+        zero_guess = 0;
+    }
+    if (!zero_guess)
+        for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
+    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    for (int t = 0; t < blk->n; t++) {
+        int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
+        if (zero_guess)
+            forward_from_zero(A, dinv, b, x, lo, lo, hi);
+        else if (!reverse)
+            for (int64_t i = lo; i < hi; i++) gs_row(A, dinv, b, x, xold, lo, hi, i);
+        else
+            for (int64_t i = hi - 1; i >= lo; i--) gs_row(A, dinv, b, x, xold, lo, hi, i);
+    }
+}
+
+static inline double row_residual(const amg_csr *A, const double *b, const double *x, int64_t i)
+{
+    double s = b[i];
+    for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) s -= A->v[k] * x[A->ci[k]];
+    return s;
+}
+
+void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, double *r, int zero_guess)
+{
+    if (!zero_guess)
+        for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
+    #pragma omp parallel if (blk->n > 1)
+    {
+        #pragma omp for schedule(static, 1)
+        for (int t = 0; t < blk->n; t++) {
+            int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1], j = lo;
+            for (int64_t i = lo; i < hi; i++) {
+                if (zero_guess) forward_from_zero(A, dinv, b, x, lo, i, i + 1);
+                else gs_row(A, dinv, b, x, xold, lo, hi, i);
+                /* rows whose last column the sweep has passed are final: their residual now */
+                for (; j <= i; j++) {
+                    int64_t k0 = A->rp[j], k1 = A->rp[j + 1];
+                    if (k0 < k1 && (A->ci[k0] < lo || A->ci[k1 - 1] >= hi)) continue;  /* later */
+                    if (k0 < k1 && A->ci[k1 - 1] > i) break;
+                    r[j] = row_residual(A, b, x, j);
+                }
+            }
+            for (; j < hi; j++)
+                if (row_inside(A, j, lo, hi)) r[j] = row_residual(A, b, x, j);
+        }
+        /* implicit barrier: every block's x is final */
+        #pragma omp for schedule(static)
+        for (int64_t q = 0; q < blk->nbrows; q++)
+            r[blk->brows[q]] = row_residual(A, b, x, blk->brows[q]);
+    }
+}
+
+void amg_residual(const amg_csr *A, const amg_blocks *blk, const double *b, const double *x,
+                  double *r)
+{
+    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    for (int t = 0; t < blk->n; t++)
+        for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++)
+            r[i] = row_residual(A, b, x, i);
+}
+
+void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                      const double *b, double *x, double *r, int zero_guess)
+{
+    int64_t n = A->nrows;
+    if (zero_guess) {
+        #pragma omp parallel for schedule(static) if (n > AMG_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) x[i] = dinv[i] * b[i];
+        return;
+    }
+    amg_residual(A, blk, b, x, r);
+    #pragma omp parallel for schedule(static) if (n > AMG_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) x[i] += dinv[i] * r[i];
+}
+
+void amg_spmv(const amg_csr *M, const double *x, double *y, int add)
+{
+    int64_t m = M->nrows;
+    #pragma omp parallel for schedule(static) if (m > AMG_PARALLEL_MIN)
+    for (int64_t i = 0; i < m; i++) {
+        double s = 0;
+        for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) s += M->v[k] * x[M->ci[k]];
+        y[i] = add ? y[i] + s : s;
+    }
+}
