@@ -24,11 +24,10 @@ from collections import OrderedDict
 from ._capi import (METHODS, ORDERINGS, PRECONDS, REASONS, SLA_NOT_CONVERGED, SolveInfoC,
                     SolverOptions, check, lib)
 from ._lru import trim
-from .errors import SlaRuntimeError, SolveInfo
+from .errors import SlaError, SolveInfo
 
 SOLVER_CACHE_SIZE = 8
 _TORCH_SLA_BACKENDS = ("scipy", "eigen", "cupy", "cudss", "cusolver", "pytorch")
-_ONE_TRIANGLE = ("cholesky", "ldlt")
 
 
 def _index(names, value, what):
@@ -126,21 +125,6 @@ class Solver:
             lib.sla_solver_free(ctypes.byref(ctypes.c_void_p(ptr)))
 
     # --- numeric set-up ---------------------------------------------------------------------
-    def accepts(self, values):
-        """False when the values may not be for this solver: the symmetric direct methods read
-        one triangle, and libsla checks symmetry at create only, so a refactor with values
-        that are not symmetric within 1000·ε (tighter than the create check) goes through a
-        fresh create instead, which raises libsla's message (or, for method 'auto', chooses
-        again)."""
-        if self.method not in _ONE_TRIANGLE:
-            return True
-        from ._capi import Matrix
-        eps = 2.220446049250313e-16 if self.dtype_code == 0 else 1.1920929e-07
-        flag = ctypes.c_int()
-        A = Matrix(self.pattern.ptr, self.dtype_code, self.batch, values.data_ptr())
-        check(lib.sla_matrix_is_symmetric(ctypes.byref(A), 1000 * eps, 0.0, ctypes.byref(flag)))
-        return bool(flag.value)
-
     def refactor(self, values):
         check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
         self.values = values
@@ -236,17 +220,16 @@ def acquire(pattern, values, dtype_code, batch, options):
                 _cache.move_to_end(key)
         if s is not None:
             try:
-                if not s.accepts(values):
-                    raise _Recreate
                 s.refactor(values)
                 return s, pin
-            except (_Recreate, SlaRuntimeError):
+            except SlaError:
                 # e.g. method 'auto' chose Cholesky for earlier values and these are not SPD
-                # (or not symmetric): drop it and let a fresh create decide again
+                # or not symmetric: drop it; a fresh create decides again, or raises the
+                # definitive error (NaN values, explicit method unsuitable, ...)
                 s.unpin(pin)
                 _forget(key, s)
             except BaseException:
-                s.unpin(pin)     # invalid values (NaN...): the solver is left as it was
+                s.unpin(pin)
                 raise
     s = Solver(pattern, values, dtype_code, batch, options)
     pin = s.pin()
@@ -256,10 +239,6 @@ def acquire(pattern, values, dtype_code, batch, options):
             _cache.move_to_end(key)
             trim(_cache, SOLVER_CACHE_SIZE)
     return s, pin
-
-
-class _Recreate(Exception):
-    """A cached solver cannot take these values: create a new one."""
 
 
 def _forget(key, s):
