@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "examples"))
 
 
-@needs_method("klu")
+@needs_method("cholesky")
 def test_inverse_coefficient_small(tmp_path, capsys):
     import inverse_coefficient
     png = tmp_path / "ic.png"
