@@ -21,7 +21,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from ._capi import (METHODS, ORDERINGS, PRECONDS, REASONS, SLA_NOT_CONVERGED, SolveInfoC,
+from ._capi import (METHODS, ORDERINGS, PRECONDS, REASONS, SolveInfoC,
                     SolverOptions, check, lib)
 from ._lru import trim
 from .errors import SlaError, SolveInfo

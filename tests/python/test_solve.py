@@ -312,7 +312,7 @@ def test_no_grad_solves_release_their_solver():
     assert torch_sla.solver_cache_info()[0] == 1          # one solver, refactored 4 times
     keep = [SparseTensor(v * (1 + 0.1 * i), row, col, (6, 6)).solve(b, method="lu")
             for i in range(2)]                             # graphs alive: two solvers
-    assert torch_sla.solver_cache_info()[0] == 2
+    assert torch_sla.solver_cache_info()[0] == 2 and all(k.requires_grad for k in keep)
     for i, x in enumerate(xs):
         D = dense_of(row, col, val * (1 + 0.1 * i), (6, 6))
         assert torch.allclose(D @ x, b)
