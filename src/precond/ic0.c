@@ -55,10 +55,10 @@ static sla_status ic0_update(sla_pc *pc, const sla_matrix *A)
     F->A = NULL;
     SLA_TRY(st);
     if (fi >= 0)
-        return SLA_FAIL(SLA_EBREAKDOWN, "IC(0) breakdown: pivot a_ii − Σ l_ik² = %g ≤ 0 at row "
-                        "%lld (batch element %lld)%s; the matrix is not SPD, or IC(0) does not "
-                        "exist for it (try jacobi or amg)", F->pivot[fb], (long long)fi,
-                        (long long)fb, F->dslot[fi] < 0 ? ", no diagonal entry stored" : "");
+        return SLA_FAIL(SLA_EBREAKDOWN, "IC(0) breakdown at row %lld (batch element %lld): pivot "
+                        "a_ii − Σ l_ik² = %.3g ≤ 0%s; the matrix is not SPD, or IC(0) does not "
+                        "exist for it (try jacobi or amg)", (long long)fi, (long long)fb,
+                        F->pivot[fb], F->dslot[fi] < 0 ? " (no diagonal entry stored)" : "");
     size_t es = sla_dtype_size(pc->dtype);
     for (int64_t b = 0; b < pc->batch; b++)
         sla_tri_gather(pc->dtype, F->L.nnz, F->Ltperm, (char *)F->Lv + (size_t)(b * F->L.nnz) * es,

@@ -63,7 +63,7 @@ static sla_status ilu0_update(sla_pc *pc, const sla_matrix *A)
         return SLA_FAIL(SLA_EBREAKDOWN, "ILU(0): zero pivot at row %lld (batch element %lld)%s; "
                         "ILU(0) needs nonzero pivots in natural order (try another "
                         "preconditioner, or a direct method)", (long long)fi, (long long)fb,
-                        F->dslot[fi] < 0 ? ": no diagonal entry is stored in that row" : "");
+                        F->dslot[fi] < 0 ? ", no diagonal entry stored" : "");
     if (F->transposed) ilu0_gather_transposed(pc);
     return SLA_OK;
 }

@@ -17,9 +17,8 @@ static sla_status jacobi_update(sla_pc *pc, const sla_matrix *A)
     SLA_TRY(sla_matrix_diagonal(A, d));
     int64_t bad = SLA_DISPATCH(pc->dtype, jacobi_invert, (pc->batch * pc->n, pc->opt.absolute_diagonal, d));
     if (bad >= 0)
-        return SLA_FAIL(SLA_EBREAKDOWN, "Jacobi: the diagonal entry of row %lld (batch element "
-                        "%lld) is zero or not stored", (long long)(bad % pc->n),
-                        (long long)(bad / pc->n));
+        return SLA_FAIL(SLA_EBREAKDOWN, "Jacobi: zero or missing diagonal entry in row %lld "
+                        "(batch element %lld)", (long long)(bad % pc->n), (long long)(bad / pc->n));
     return SLA_OK;
 }
 

@@ -8,10 +8,14 @@
 #define SLA_TEMPLATE "precond/t_trisolve.h"
 #include "core/instantiate.h"
 
-/* A level schedule pays off only with several threads and wide levels (each level ends in a
- * barrier); below these the serial substitution is faster. */
+/* A level schedule pays off only with several threads and wide levels: each level ends in a
+ * barrier, and the rows of a level are scattered in memory (stride nx − 1 on a grid in natural
+ * order) where the serial substitution streams. Measured on the 2-core development machine
+ * (docs/krylov.md): with levels of 500 (2D Poisson 1000²) or 3 355 rows (3D Poisson 100³) the
+ * level-scheduled IC(0) solve was 8–30× slower than the serial one, so levels are used only
+ * when they are very wide. */
 #define SLA_TRI_MIN_ROWS 20000
-#define SLA_TRI_MIN_WIDTH 256
+#define SLA_TRI_MIN_WIDTH 8192
 
 void sla_tri_free(sla_tri *T)
 {

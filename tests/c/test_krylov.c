@@ -600,8 +600,8 @@ static void deterministic(void **state)
 {
     sla_pattern *p;
     double *v;
-    tu_poisson2d(200, 200, &p, &v);   /* large enough for threaded kernels */
-    int64_t n = 40000;
+    tu_poisson2d(100, 100, &p, &v);   /* large enough for threaded kernels */
+    int64_t n = 10000;
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
     double *b = malloc(sizeof(double) * n), *x1 = malloc(sizeof(double) * n),
            *x2 = malloc(sizeof(double) * n);
@@ -648,6 +648,22 @@ static void describe_and_auto(void **state)
         free(b);
         sla_solver_free(&s);
     }
+    /* CG from 5000 unknowns on: AMG when it is in the build, else IC(0), and it says so */
+    sla_pattern *pl;
+    double *vl;
+    tu_poisson2d(80, 80, &pl, &vl);
+    sla_matrix Al = sla_matrix_view(pl, SLA_FLOAT64, 1, vl);
+    o = kt_options(SLA_METHOD_CG, SLA_PRECOND_AUTO, 1e-10);
+    TU_OK(sla_solver_create(&Al, &o, &s));
+    if (kt_have_amg()) {
+        assert_non_null(strstr(sla_solver_describe(s), "cg + AMG"));
+    } else {
+        assert_non_null(strstr(sla_solver_describe(s), "cg + ic0"));
+        assert_non_null(strstr(sla_solver_describe(s), "precond auto → ic0 (amg not in this build)"));
+    }
+    sla_solver_free(&s);
+    sla_pattern_free(&pl);
+    free(vl);
     /* the backend is listed and available */
     int found = 0;
     for (int64_t i = 0; i < sla_backend_count(); i++) {
@@ -749,5 +765,6 @@ int main(void)
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocation_failures),
     };
+    if (getenv("KT_FILTER")) cmocka_set_test_filter(getenv("KT_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,5 +225,6 @@ int main(void)
         cmocka_unit_test(batched_vjp),
         cmocka_unit_test(float32_tiny_cotangents),
     };
+    if (getenv("KT_FILTER")) cmocka_set_test_filter(getenv("KT_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

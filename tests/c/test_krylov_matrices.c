@@ -72,8 +72,7 @@ static void bcsstk13(void **state)
     /* IC(0) does not exist in natural order (bcsstk13 is not an H-matrix) */
     assert_int_equal(run(&L, SLA_METHOD_CG, SLA_PRECOND_IC0, 1e-8, 0, 0, SLA_OP_N, &info, NULL),
                      SLA_EBREAKDOWN);
-    assert_non_null(strstr(sla_last_error(), "IC(0) breakdown"));
-    assert_non_null(strstr(sla_last_error(), "at row 95"));
+    assert_non_null(strstr(sla_last_error(), "IC(0) breakdown at row 95 (batch element 0)"));
     /* so precond = auto falls back to Jacobi and says why */
     char desc[320];
     TU_OK(run(&L, SLA_METHOD_CG, SLA_PRECOND_AUTO, 1e-8, 0, 0, SLA_OP_N, &info, desc));
@@ -235,8 +234,8 @@ static void west0479(void **state)
     sla_solve_info info;
     assert_int_equal(run(&L, SLA_METHOD_GMRES, SLA_PRECOND_ILU0, 1e-8, 0, 0, SLA_OP_N, &info, NULL),
                      SLA_EBREAKDOWN);
-    assert_non_null(strstr(sla_last_error(), "ILU(0): zero pivot at row 0 (batch element 0): no "
-                                             "diagonal entry is stored in that row"));
+    assert_non_null(strstr(sla_last_error(), "ILU(0): zero pivot at row 0 (batch element 0), no "
+                                             "diagonal entry stored"));
     assert_int_equal(run(&L, SLA_METHOD_BICGSTAB, SLA_PRECOND_JACOBI, 1e-8, 0, 0, SLA_OP_N, &info,
                          NULL), SLA_EBREAKDOWN);
     /* without a preconditioner: GMRES(50) stagnates, BiCGStab breaks down, full GMRES
@@ -291,5 +290,6 @@ int main(void)
         cmocka_unit_test(west0479),
         cmocka_unit_test(rajat19),
     };
+    if (getenv("KT_FILTER")) cmocka_set_test_filter(getenv("KT_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

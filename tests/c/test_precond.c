@@ -172,8 +172,7 @@ static void breakdown_messages(void **state)
     sla_solver_options o = kt_options(SLA_METHOD_CG, SLA_PRECOND_IC0, 1e-10);
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EBREAKDOWN);
     assert_null(s);
-    assert_non_null(strstr(sla_last_error(), "IC(0) breakdown"));
-    assert_non_null(strstr(sla_last_error(), "at row 1 (batch element 0)"));
+    assert_non_null(strstr(sla_last_error(), "IC(0) breakdown at row 1 (batch element 0)"));
     /* ILU(0): the same zero pivot */
     o = kt_options(SLA_METHOD_GMRES, SLA_PRECOND_ILU0, 1e-10);
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EBREAKDOWN);
@@ -182,7 +181,7 @@ static void breakdown_messages(void **state)
     v[sla_pattern_find(p, 7, 7)] = 0;
     o = kt_options(SLA_METHOD_GMRES, SLA_PRECOND_JACOBI, 1e-10);
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EBREAKDOWN);
-    assert_non_null(strstr(sla_last_error(), "row 7 (batch element 0) is zero"));
+    assert_non_null(strstr(sla_last_error(), "zero or missing diagonal entry in row 7 (batch element 0)"));
     /* precond = auto gives way: GMRES on this matrix falls back to none and says why */
     o = kt_options(SLA_METHOD_GMRES, SLA_PRECOND_AUTO, 1e-10);
     TU_OK(sla_solver_create(&A, &o, &s));
@@ -202,7 +201,7 @@ static void refactor_reuses_setup(void **state)
     double *v1;
     kt_random_matrix(400, 4, 8, 0, 21, &p, &v1);
     int64_t n = 400, nnz = sla_pattern_nnz(p);
-    double *v2 = malloc(sizeof(double) * (size_t)nnz), *v1s = malloc(sizeof(double) * (size_t)nnz);
+    double *v2 = malloc(sizeof(double) * (size_t)nnz), *v1s;
     for (int64_t k = 0; k < nnz; k++) v2[k] = 1.5 * v1[k] + 0.1 * sin((double)k);
     sla_pattern *ps;
     kt_random_matrix(400, 4, 8, 1, 22, &ps, &v1s);   /* symmetric, for IC(0) */
@@ -392,5 +391,6 @@ int main(void)
         cmocka_unit_test(user_preconditioner),
         cmocka_unit_test(amg_preconditioner),
     };
+    if (getenv("KT_FILTER")) cmocka_set_test_filter(getenv("KT_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
