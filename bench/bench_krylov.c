@@ -126,11 +126,25 @@ static run_result run(const sla_matrix *A, sla_method m, sla_precond pc, double 
     return R;
 }
 
+/* s as a JSON string (quotes, backslashes and control characters escaped) */
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
 static void print_run(const char *name, const run_result *R, int last)
 {
-    printf("      \"%s\": {\"ok\": %s, \"describe\": \"%s\", \"iterations\": %lld, "
+    printf("      \"%s\": {\"ok\": %s, \"describe\": ", name, R->ok ? "true" : "false");
+    print_json_string(R->desc);
+    printf(", \"iterations\": %lld, "
            "\"relative_residual\": %.3e, \"setup_s\": %.4f, \"solve_s\": %.4f, \"total_s\": %.4f, "
-           "\"ms_per_iteration\": %.4f", name, R->ok ? "true" : "false", R->desc,
+           "\"ms_per_iteration\": %.4f",
            (long long)R->iterations, R->relres, R->setup_s, R->solve_s, R->setup_s + R->solve_s,
            R->iterations ? 1e3 * R->solve_s / (double)R->iterations : 0.0);
     if (R->vjp_s > 0)

@@ -84,12 +84,12 @@ static sla_status krylov_create(sla_solver *s)
     }
     sla_precond cand[5];
     int nc = auto_candidates(s, cand);
-    char failed[sizeof K->auto_note] = "";
+    char failed[160] = "";
     for (int c = 0; c < nc; c++) {
         sla_status st = make_pc(s, cand[c], &K->pc);
         if (st == SLA_OK) {
             s->opt.precond = cand[c];
-            snprintf(K->auto_note, sizeof K->auto_note, "precond auto → %s%s%s%s",
+            snprintf(K->auto_note, sizeof K->auto_note, "precond auto → %s%s%.160s%s",
                      sla_precond_name(cand[c]), failed[0] ? " (" : "", failed, failed[0] ? ")" : "");
             break;
         }
