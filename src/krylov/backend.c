@@ -56,10 +56,11 @@ static void describe(sla_solver *s, const sla_krylov_impl *K)
         snprintf(method, sizeof method, "gmres(%lld)", (long long)s->opt.restart);
     else
         snprintf(method, sizeof method, "%s", sla_method_name(s->opt.method));
-    snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g, atol %g, "
-             "maxiter %lld%s%s", method, K->pc ? sla_pc_describe(K->pc) : "none",
-             s->apply ? ", matrix-free" : "", s->opt.rtol, s->opt.atol,
-             (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
+    char atol[40] = "";
+    if (s->opt.atol > 0) snprintf(atol, sizeof atol, ", atol %g", s->opt.atol);
+    snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g%s, maxiter %lld%s%s",
+             method, K->pc ? sla_pc_describe(K->pc) : "none", s->apply ? ", matrix-free" : "",
+             s->opt.rtol, atol, (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
 }
 
 static void krylov_destroy(sla_solver *s)

@@ -31,8 +31,9 @@ typedef struct sla_pc_options {
 } sla_pc_options;
 
 /* Set-up for every batch element of the square matrix A (finite values, checked by the
- * caller). The object keeps what it needs (factor values, inverse diagonal, AMG hierarchy) and
- * no reference to A's values.
+ * caller). Jacobi, IC(0) and ILU(0) keep copies of what they need; AMG may borrow float64
+ * values (amg.h), under the same contract as the solver object: A's values stay valid and
+ * unchanged until the next update or free.
  * @return SLA_OK; SLA_EBREAKDOWN (pivot, naming row and batch element); SLA_EUNSUPPORTED (AMG
  *         not in this build); SLA_EINVAL; SLA_ENOMEM. *out NULL on error. */
 sla_status sla_pc_create(const sla_matrix *A, const sla_pc_options *o, sla_pc **out);

@@ -630,7 +630,12 @@ static void describe_and_auto(void **state)
     sla_solver_options o = kt_options(SLA_METHOD_CG, SLA_PRECOND_IC0, 1e-10);
     sla_solver *s = NULL;
     TU_OK(sla_solver_create(&A, &o, &s));
-    assert_string_equal(sla_solver_describe(s), "cg + ic0 (krylov): rtol 1e-10, atol 0, maxiter 1100");
+    assert_string_equal(sla_solver_describe(s), "cg + ic0 (krylov): rtol 1e-10, maxiter 1100");
+    sla_solver_free(&s);
+    o.atol = 1e-12;
+    o.maxiter = 77;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    assert_string_equal(sla_solver_describe(s), "cg + ic0 (krylov): rtol 1e-10, atol 1e-12, maxiter 77");
     sla_solver_free(&s);
     struct { sla_method m; const char *pc; } expect[] = {
         {SLA_METHOD_CG, "cg + ic0"}, {SLA_METHOD_MINRES, "minres + jacobi(|diag|)"},

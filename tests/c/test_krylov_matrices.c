@@ -218,6 +218,7 @@ static void hangglider_minres(void **state)
     kt_dense_solve(&L.A, 0, SLA_OP_N, L.b, L.xr);
     for (int op = 0; op < 2; op++) {
         TU_OK(sla_solver_solve(s, (sla_op)op, 1, L.b, L.x, &info));
+        if (getenv("KT_VERBOSE")) printf("hangGlider_2 MINRES + |A|: %lld iterations\n", (long long)info.iterations);
         assert_true(info.iterations <= 10);
         assert_true(kt_residual(&L.A, 0, (sla_op)op, L.x, L.b) <= 1e-8 * tu_norm2(L.b, L.n));
     }
