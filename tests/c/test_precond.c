@@ -273,6 +273,11 @@ static int user_apply(void *ctx, sla_op op, int64_t b, const void *r, void *z)
     return 0;
 }
 
+static int spmv_apply(void *ctx, sla_op op, int64_t b, const void *x, void *y)
+{
+    return sla_spmv(op, 1.0, (const sla_matrix *)ctx, x, 0, 1, 0.0, y) != SLA_OK;
+}
+
 static void user_preconditioner(void **state)
 {
     sla_pattern *p;
@@ -315,8 +320,19 @@ static void user_preconditioner(void **state)
     assert_int_equal(sla_solver_solve(s, SLA_OP_N, 1, b, x1, NULL), SLA_ECALLBACK);
     assert_non_null(strstr(sla_last_error(), "preconditioner callback returned 42"));
     sla_solver_free(&s);
-    /* a negative definite M: CG and MINRES report it as indefinite, never converged */
+    /* matrix-free operator + user preconditioner */
+    u.calls_n = 0;
     u.fail = 0;
+    o = kt_options(SLA_METHOD_CG, SLA_PRECOND_USER, 1e-10);
+    o.user_precond = user_apply;
+    o.user_precond_ctx = &u;
+    TU_OK(sla_solver_create_operator(n, SLA_FLOAT64, 1, spmv_apply, &A, &o, &s));
+    assert_non_null(strstr(sla_solver_describe(s), "cg + user (krylov, matrix-free)"));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x2, &i1));
+    assert_true(u.calls_n >= i1.iterations);
+    assert_true(kt_residual(&A, 0, SLA_OP_N, x2, b) <= 1e-10 * tu_norm2(b, n));
+    sla_solver_free(&s);
+    /* a negative definite M: CG and MINRES report it as indefinite, never converged */
     u.sign = -1;
     for (int m = 0; m < 2; m++) {
         o.method = m ? SLA_METHOD_MINRES : SLA_METHOD_CG;
