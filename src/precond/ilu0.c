@@ -16,9 +16,7 @@ typedef struct ilu0_t {
     int64_t *Lslot, *Uslot;      /* slot of A for each factor entry */
     int64_t *dslot;              /* [n] slot of a_ii, −1 if not stored */
     void *Lv, *Uv, *dinv;        /* [batch][L.nnz], [batch][U.nnz], [batch][n]: 1/u_ii */
-    sla_tri Ut, Lt;              /* transposed factors for op = T (after prepare) */
-    int64_t *Utperm, *Ltperm;
-    void *Utv, *Ltv;             /* [batch][nnz] */
+    sla_tri_mirror Ut, Lt;       /* transposed factors for op = T (after prepare) */
     int transposed;
     const sla_matrix *A;         /* during set-up only */
 } ilu0_t;
@@ -32,23 +30,9 @@ static int ilu0_row(void *ctx, int64_t b, int64_t i, int64_t *w)
     ilu0_t *F = pc->impl;
     size_t es = sla_dtype_size(pc->dtype);
     const char *a = (const char *)F->A->values + (size_t)(b * sla_pattern_nnz(F->A->pattern)) * es;
-    char *l = (char *)F->Lv + (size_t)(b * F->L.nnz) * es;
-    char *u = (char *)F->Uv + (size_t)(b * F->U.nnz) * es;
     char *d = (char *)F->dinv + (size_t)(b * pc->n) * es;
-    return SLA_DISPATCH(pc->dtype, ilu0_row, (F, (const void *)a, (void *)l, (void *)u, (void *)d, i, w));
-}
-
-/* transposed factor values of every batch element from the current L, U values */
-static void ilu0_gather_transposed(sla_pc *pc)
-{
-    ilu0_t *F = pc->impl;
-    size_t es = sla_dtype_size(pc->dtype);
-    for (int64_t b = 0; b < pc->batch; b++) {
-        sla_tri_gather(pc->dtype, F->U.nnz, F->Utperm, (char *)F->Uv + (size_t)(b * F->U.nnz) * es,
-                       (char *)F->Utv + (size_t)(b * F->U.nnz) * es);
-        sla_tri_gather(pc->dtype, F->L.nnz, F->Ltperm, (char *)F->Lv + (size_t)(b * F->L.nnz) * es,
-                       (char *)F->Ltv + (size_t)(b * F->L.nnz) * es);
-    }
+    return SLA_DISPATCH(pc->dtype, ilu0_row, (F, (const void *)a, sla_tri_values(&F->L, pc->dtype, F->Lv, b),
+                                              sla_tri_values(&F->U, pc->dtype, F->Uv, b), (void *)d, i, w));
 }
 
 static sla_status ilu0_update(sla_pc *pc, const sla_matrix *A)
@@ -64,7 +48,10 @@ static sla_status ilu0_update(sla_pc *pc, const sla_matrix *A)
                         "ILU(0) needs nonzero pivots in natural order (try another "
                         "preconditioner, or a direct method)", (long long)fi, (long long)fb,
                         F->dslot[fi] < 0 ? ", no diagonal entry stored" : "");
-    if (F->transposed) ilu0_gather_transposed(pc);
+    if (F->transposed) {
+        sla_tri_mirror_gather(&F->Ut, pc->dtype, pc->batch, F->Uv);
+        sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
+    }
     return SLA_OK;
 }
 
@@ -74,18 +61,14 @@ static void ilu0_destroy(sla_pc *pc)
     if (!F) return;
     sla_tri_free(&F->L);
     sla_tri_free(&F->U);
-    sla_tri_free(&F->Ut);
-    sla_tri_free(&F->Lt);
+    sla_tri_mirror_free(&F->Ut);
+    sla_tri_mirror_free(&F->Lt);
     sla_free(F->Lslot);
     sla_free(F->Uslot);
     sla_free(F->dslot);
-    sla_free(F->Utperm);
-    sla_free(F->Ltperm);
     sla_free(F->Lv);
     sla_free(F->Uv);
     sla_free(F->dinv);
-    sla_free(F->Utv);
-    sla_free(F->Ltv);
     sla_free(F);
     pc->impl = NULL;
 }
@@ -114,32 +97,27 @@ static sla_status ilu0_prepare(sla_pc *pc, sla_op op)
 {
     ilu0_t *F = pc->impl;
     if (op == SLA_OP_N || F->transposed) return SLA_OK;
-    size_t es = sla_dtype_size(pc->dtype);
-    SLA_TRY(sla_tri_transpose(&F->U, &F->Ut, &F->Utperm));
-    SLA_TRY(sla_tri_transpose(&F->L, &F->Lt, &F->Ltperm));
-    SLA_TRY(sla_tri_schedule(&F->Ut));
-    SLA_TRY(sla_tri_schedule(&F->Lt));
-    F->Utv = sla_malloc((size_t)(pc->batch * F->U.nnz), es, "ILU(0) Uᵀ values");
-    F->Ltv = sla_malloc((size_t)(pc->batch * F->L.nnz), es, "ILU(0) Lᵀ values");
-    if (!F->Utv || !F->Ltv) return SLA_ENOMEM;
+    SLA_TRY(sla_tri_mirror_create(&F->U, pc->dtype, pc->batch, &F->Ut));
+    SLA_TRY(sla_tri_mirror_create(&F->L, pc->dtype, pc->batch, &F->Lt));
+    sla_tri_mirror_gather(&F->Ut, pc->dtype, pc->batch, F->Uv);
+    sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
     F->transposed = 1;
-    ilu0_gather_transposed(pc);
     return SLA_OK;
 }
 
 static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z)
 {
     const ilu0_t *F = pc->impl;
-    size_t es = sla_dtype_size(pc->dtype);
-    const char *d = (const char *)F->dinv + (size_t)(b * pc->n) * es;
-    if (op == SLA_OP_N) {
-        sla_tri_solve(&F->L, pc->dtype, (const char *)F->Lv + (size_t)(b * F->L.nnz) * es, NULL, r, z);
-        sla_tri_solve(&F->U, pc->dtype, (const char *)F->Uv + (size_t)(b * F->U.nnz) * es, d, z, z);
-    } else {
+    sla_dtype t = pc->dtype;
+    const char *d = (const char *)F->dinv + (size_t)(b * pc->n) * sla_dtype_size(t);
+    if (op == SLA_OP_N) {          /* L U z = r */
+        sla_tri_solve(&F->L, t, sla_tri_values(&F->L, t, F->Lv, b), NULL, r, z);
+        sla_tri_solve(&F->U, t, sla_tri_values(&F->U, t, F->Uv, b), d, z, z);
+    } else {                       /* Uᵀ Lᵀ z = r */
         if (!F->transposed)
             return SLA_FAIL(SLA_EINTERNAL, "ILU(0) applied transposed before prepare(T)");
-        sla_tri_solve(&F->Ut, pc->dtype, (const char *)F->Utv + (size_t)(b * F->U.nnz) * es, d, r, z);
-        sla_tri_solve(&F->Lt, pc->dtype, (const char *)F->Ltv + (size_t)(b * F->L.nnz) * es, NULL, z, z);
+        sla_tri_solve(&F->Ut.T, t, sla_tri_values(&F->Ut.T, t, F->Ut.values, b), d, r, z);
+        sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), NULL, z, z);
     }
     return SLA_OK;
 }

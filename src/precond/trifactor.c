@@ -150,10 +150,40 @@ void sla_tri_solve(const sla_tri *T, sla_dtype dtype, const void *values, const 
     SLA_DISPATCH(dtype, tri_solve, (T, values, inv_diag, rhs, out));
 }
 
-void sla_tri_gather(sla_dtype dtype, int64_t count, const int64_t *idx, const void *src,
-                    void *dst)
+void *sla_tri_values(const sla_tri *T, sla_dtype dtype, const void *values, int64_t b)
 {
-    SLA_DISPATCH(dtype, tri_gather, (count, idx, src, dst));
+    return (char *)values + (size_t)(b * T->nnz) * sla_dtype_size(dtype);
+}
+
+void sla_tri_mirror_free(sla_tri_mirror *M)
+{
+    sla_tri_free(&M->T);
+    sla_free(M->perm);
+    sla_free(M->values);
+    M->perm = NULL;
+    M->values = NULL;
+}
+
+sla_status sla_tri_mirror_create(const sla_tri *src, sla_dtype dtype, int64_t batch,
+                                 sla_tri_mirror *M)
+{
+    memset(M, 0, sizeof *M);
+    SLA_TRY(sla_tri_transpose(src, &M->T, &M->perm));
+    sla_status st = sla_tri_schedule(&M->T);
+    M->values = st == SLA_OK ? sla_malloc((size_t)(batch * src->nnz), sla_dtype_size(dtype),
+                                          "transposed factor values") : NULL;
+    if (!M->values) {
+        sla_tri_mirror_free(M);
+        return st == SLA_OK ? SLA_ENOMEM : st;
+    }
+    return SLA_OK;
+}
+
+void sla_tri_mirror_gather(sla_tri_mirror *M, sla_dtype dtype, int64_t batch, const void *src_values)
+{
+    for (int64_t b = 0; b < batch; b++)
+        SLA_DISPATCH(dtype, tri_gather, (M->T.nnz, M->perm, sla_tri_values(&M->T, dtype, src_values, b),
+                                         sla_tri_values(&M->T, dtype, M->values, b)));
 }
 
 /* smallest (b, i) failure so far, compared lexicographically */

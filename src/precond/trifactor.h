@@ -47,9 +47,25 @@ void sla_tri_free(sla_tri *T);
 void sla_tri_solve(const sla_tri *T, sla_dtype dtype, const void *values, const void *inv_diag,
                    const void *rhs, void *out);
 
-/* dst[k] = src[idx[k]] for k < count, values of dtype (gathers factor values). */
-void sla_tri_gather(sla_dtype dtype, int64_t count, const int64_t *idx, const void *src,
-                    void *dst);
+/* Batch element b of factor values [batch][T->nnz] of dtype. */
+void *sla_tri_values(const sla_tri *T, sla_dtype dtype, const void *values, int64_t b);
+
+/* Tᵀ kept as a factor of its own (so its substitution is a row gather too), with values for
+ * every batch element gathered from those of the source factor. */
+typedef struct sla_tri_mirror {
+    sla_tri T;                   /* the transposed factor, with its level schedule */
+    int64_t *perm;               /* [nnz]: entry of the source factor for each entry of T */
+    void *values;                /* [batch][nnz] of dtype */
+} sla_tri_mirror;
+
+/* Symbolic part of the mirror of src (pattern, schedule, value storage). @return SLA_OK, SLA_ENOMEM. */
+sla_status sla_tri_mirror_create(const sla_tri *src, sla_dtype dtype, int64_t batch,
+                                 sla_tri_mirror *M);
+
+/* M's values from the source factor's values [batch][nnz] (numeric part, after each factorization). */
+void sla_tri_mirror_gather(sla_tri_mirror *M, sla_dtype dtype, int64_t batch, const void *src_values);
+
+void sla_tri_mirror_free(sla_tri_mirror *M);
 
 /* Row-by-row numeric factorization driver (IC(0), ILU(0)). Runs row(ctx, b, i, marker) for
  * every batch element b and row i, in an order where row i comes after the rows named by the
