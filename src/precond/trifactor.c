@@ -11,9 +11,10 @@
 /* A level schedule pays off only with several threads and wide levels: each level ends in a
  * barrier, and the rows of a level are scattered in memory (stride nx − 1 on a grid in natural
  * order) where the serial substitution streams. Measured on the 2-core development machine
- * (docs/krylov.md): with levels of 500 (2D Poisson 1000²) or 3 355 rows (3D Poisson 100³) the
- * level-scheduled IC(0) solve was 8–30× slower than the serial one, so levels are used only
- * when they are very wide. */
+ * (docs/krylov.md): with levels of 500 (2D Poisson 1000²) or 3 355 rows (3D Poisson 100³),
+ * CG + IC(0) ran 1.7–2× slower per iteration with level-scheduled substitutions than with
+ * serial ones (30× slower while other jobs held the cores), so levels are used only when they
+ * are very wide. */
 #define SLA_TRI_MIN_ROWS 20000
 #define SLA_TRI_MIN_WIDTH 8192
 
