@@ -61,13 +61,14 @@ static double run(const sla_matrix *A, const choice *c, const double *b, double 
     if (desc && s) snprintf(desc, dlen, "%s", sla_solver_describe(s));
     sla_solver_free(&s);
     if (st != SLA_OK) return -1;
-    /* accept only a real solution: ‖b − A x‖ / ‖b‖ ≤ 1e-8 */
-    double *r = malloc(sizeof(double) * (size_t)n), nr = 0, nb = 0;
+    /* accept only a real solution: scaled residual ‖b − A x‖ / (‖A‖_F ‖x‖ + ‖b‖) ≤ 1e-10 */
+    double *r = malloc(sizeof(double) * (size_t)n), nr = 0, nb = 0, nx = 0, na = 0;
     memcpy(r, b, sizeof(double) * (size_t)n);
     sla_spmv(SLA_OP_N, -1.0, A, x, 0, 1, 1.0, r);
-    for (int64_t i = 0; i < n; i++) { nr += r[i] * r[i]; nb += b[i] * b[i]; }
+    sla_matrix_norm(A, 'F', &na);
+    for (int64_t i = 0; i < n; i++) { nr += r[i] * r[i]; nb += b[i] * b[i]; nx += x[i] * x[i]; }
     free(r);
-    return sqrt(nr) <= 1e-8 * sqrt(nb) ? t : -1;
+    return sqrt(nr) <= 1e-10 * (na * sqrt(nx) + sqrt(nb)) ? t : -1;
 }
 
 static void json_escape(const char *s)

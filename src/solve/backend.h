@@ -23,7 +23,7 @@ struct sla_solver {
     const struct sla_backend *backend;
     void *impl;                  /* backend state */
     double rcond;                /* reciprocal condition estimate (NaN if unknown) */
-    char description[320];       /* one line, written by the backend (and by auto) */
+    char description[SLA_DESCRIPTION_LEN];       /* one line, written by the backend (and by auto) */
     char why[200];               /* why this method was chosen (auto), or "" */
     int is_auto;                 /* created with method = auto: may fall back once at solve */
     int fallbacks;               /* fallbacks taken so far */
