@@ -111,7 +111,7 @@ typedef struct sla_eigsh_info {
     int64_t converged;           /**< converged wanted eigenpairs, min over the batch */
     double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs */
     double norm_A;               /**< max ‖A_b‖₁ over the batch */
-    char description[320];       /**< one line: method, operator, factorization and why */
+    char description[SLA_DESCRIPTION_LEN];       /**< one line: method, operator, factorization and why */
 } sla_eigsh_info;
 
 /** Fills *opt with the defaults above. */

@@ -105,7 +105,7 @@ typedef struct sla_solve_info {
     double residual_norm;        /**< max true ‖b − A x‖₂ (iterative: recomputed at the end) */
     double relative_residual;    /**< max ‖b − A x‖₂ / ‖b‖₂ (0 when b = 0) */
     double rcond;                /**< reciprocal condition estimate, NaN if unknown */
-    char description[320];       /**< one line: method, backend, ordering and why */
+    char description[SLA_DESCRIPTION_LEN];       /**< one line: method, backend, ordering and why */
 } sla_solve_info;
 
 /** Opaque solver object. */

@@ -27,6 +27,13 @@ SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering or
 SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                   double *flops);
 
+/** Predicted cost of an UMFPACK LU factorization from its symbolic analysis of the pattern
+ *  (values unused): entries of L + U (UMFPACK's estimates, an upper bound: partial pivoting may
+ *  need less), flops and bytes of the numeric object. Outputs may be NULL.
+ *  @return SLA_OK; SLA_ESHAPE; SLA_ENOMEM; SLA_EBACKEND. */
+SLA_API sla_status sla_umfpack_analyze_cost(const sla_matrix *A, double *nnz_LU, double *flops,
+                                            double *bytes);
+
 /** sla_matrix_check(A) and square: the prologue of the analyze_cost functions.
  *  @return SLA_OK, SLA_EINVAL, SLA_ESHAPE naming the shape. */
 sla_status sla_direct_check_square(const sla_matrix *A);

@@ -23,8 +23,11 @@ struct sla_solver {
     const struct sla_backend *backend;
     void *impl;                  /* backend state */
     double rcond;                /* reciprocal condition estimate (NaN if unknown) */
-    char description[320];       /* one line, written by the backend (and by auto) */
+    char description[SLA_DESCRIPTION_LEN];       /* one line, written by the backend (and by auto) */
     char why[200];               /* why this method was chosen (auto), or "" */
+    int is_auto;                 /* created with method = auto: may fall back once at solve */
+    int fallbacks;               /* fallbacks taken so far */
+    sla_precond user_precond;    /* the preconditioner the caller asked for (auto fallbacks) */
 };
 
 typedef struct sla_backend {
@@ -59,6 +62,12 @@ const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const ch
  * backend, runs its create, falling back when a trial fails (e.g. Cholesky not SPD), and writes
  * s->why. */
 sla_status sla_auto_create(sla_solver *s);
+
+/* method = auto, at solve time: when the iterative method chosen by auto stopped with reason
+ * indefinite, breakdown or stagnation, switch once to the next method (cg → minres → gmres →
+ * bicgstab) and say so in s->description. Returns 1 if the solver switched (solve again), 0 if
+ * not (the result stands), or a negative status if the new method could not be created. */
+int sla_auto_fallback(sla_solver *s, const sla_solve_info *info);
 
 /* Runs the backend's create for the already-resolved s->opt.method. */
 sla_status sla_solver_create_with(sla_solver *s, sla_method method);

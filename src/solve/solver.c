@@ -164,6 +164,15 @@ sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *
     if (total == 0) return SLA_OK;
     sla_status st = s->backend->solve(s, op, nrhs, B, X, info);
     if (st < 0) return st;
+    int fb = sla_auto_fallback(s, info);
+    if (fb < 0) return fb;
+    if (fb > 0) {
+        /* auto switched method: solve again from the caller's guess (or zero) */
+        if (!s->opt.initial_guess_nonzero) memset(X, 0, (size_t)total * sla_dtype_size(s->dtype));
+        info_init(s, info);
+        st = s->backend->solve(s, op, nrhs, B, X, info);
+        if (st < 0) return st;
+    }
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 

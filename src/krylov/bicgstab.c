@@ -1,0 +1,80 @@
+/* BiCGStab (van der Vorst 1992), right preconditioned, against the operator table.
+ * Solves op(A) M⁻¹ y = b with x = M⁻¹ y, so the recurrence residual r is the residual of the
+ * original system and the stopping rule needs no extra work. With op = T both A and M are
+ * applied transposed (Aᵀ M⁻ᵀ), as the adjoint of a right-preconditioned solve requires. */
+#include <math.h>
+
+#include "krylov/krylov.h"
+
+sla_status sla_krylov_bicgstab(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
+                               void *x, sla_kresult *res)
+{
+    enum { R, RHAT, PV, V, T, PHAT, SHAT, NV };
+    void *v[NV] = {0};
+    int nv = K->precond ? NV : PHAT;
+    SLA_TRY(sla_kvecs_create(K, nv, v));
+    void *r = v[R], *rhat = v[RHAT], *p = v[PV], *vv = v[V], *t = v[T];
+    void *phat = K->precond ? v[PHAT] : p, *shat = K->precond ? v[SHAT] : r;  /* s lives in r */
+    sla_kstate S;
+    double rnorm = 0;
+    int done, action;
+    int64_t it = 0;
+    sla_reason stop = SLA_REASON_CONVERGED;
+    sla_status st = sla_kstart(&S, K, op, P, b, x, r, res, &rnorm, &done);
+    if (st < 0 || done) goto out;
+restart:;
+    double rho = 1, alpha = 1, omega = 1;
+    K->axpby(K, 1.0, r, 0.0, rhat);            /* shadow residual r̂ = r0 */
+    for (int first = 1; stop == SLA_REASON_CONVERGED; first = 0) {
+        if (it >= P->maxiter) { stop = SLA_REASON_MAXITER; break; }
+        double rho1 = K->dot(K, rhat, r);
+        if (!isfinite(rho1)) { stop = SLA_REASON_NONFINITE; break; }
+        if (rho1 == 0) { stop = SLA_REASON_BREAKDOWN; break; }
+        if (first) {
+            K->axpby(K, 1.0, r, 0.0, p);
+        } else {
+            double beta = (rho1 / rho) * (alpha / omega);
+            K->axpby(K, -omega, vv, 1.0, p);    /* p = r + β (p − ω v) */
+            K->axpby(K, 1.0, r, beta, p);
+        }
+        rho = rho1;
+        if (K->precond && (st = K->precond(K, op, p, phat)) < 0) goto out;
+        if ((st = K->apply(K, op, phat, vv)) < 0) goto out;
+        double rv = K->dot(K, rhat, vv);
+        res->iterations = ++it;
+        if (!isfinite(rv)) { stop = SLA_REASON_NONFINITE; break; }
+        if (rv == 0) { stop = SLA_REASON_BREAKDOWN; break; }
+        alpha = rho / rv;
+        K->axpby(K, -alpha, vv, 1.0, r);        /* s = r − α v */
+        double snorm = sqrt(K->dot(K, r, r));
+        if (!isfinite(snorm)) { stop = SLA_REASON_NONFINITE; break; }
+        K->axpby(K, alpha, phat, 1.0, x);       /* x at the half step */
+        if (snorm <= S.tol) {
+            if ((st = sla_kmonitor(&S, it, snorm)) < 0) goto out;
+            if ((st = sla_kverify(&S, x, r, &action)) < 0 || action != 1) goto out;
+            rnorm = res->residual;
+            goto restart;
+        }
+        if (K->precond && (st = K->precond(K, op, r, shat)) < 0) goto out;
+        if ((st = K->apply(K, op, shat, t)) < 0) goto out;
+        double tt = K->dot(K, t, t), ts = K->dot(K, t, r);
+        if (!isfinite(tt) || !isfinite(ts)) { stop = SLA_REASON_NONFINITE; break; }
+        if (tt == 0) { stop = SLA_REASON_BREAKDOWN; break; }
+        omega = ts / tt;
+        K->axpby(K, omega, shat, 1.0, x);
+        K->axpby(K, -omega, t, 1.0, r);         /* r = s − ω t */
+        rnorm = sqrt(K->dot(K, r, r));
+        if (!isfinite(rnorm)) { stop = SLA_REASON_NONFINITE; break; }
+        if ((st = sla_kmonitor(&S, it, rnorm)) < 0) goto out;
+        if (rnorm <= S.tol) {
+            if ((st = sla_kverify(&S, x, r, &action)) < 0 || action != 1) goto out;
+            rnorm = res->residual;
+            goto restart;
+        }
+        if (omega == 0) { stop = SLA_REASON_BREAKDOWN; break; }
+    }
+    st = sla_kfinish(&S, stop, x, t);
+out:
+    sla_kvecs_free(K, nv, v);
+    return st;
+}

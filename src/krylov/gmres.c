@@ -1,0 +1,153 @@
+/* Restarted GMRES(m) (Saad & Schultz 1986), right preconditioned, against the operator table.
+ *
+ * Each cycle starts from the true residual r = b − op(A)x, builds an orthonormal Krylov basis
+ * V of op(A)M⁻¹ by Arnoldi with modified Gram–Schmidt, reduces the (m+1) × m Hessenberg matrix
+ * to triangular form with Givens rotations (whose last entry |g_{j+1}| is the residual norm of
+ * the least-squares solution), and at the end of the cycle updates x += M⁻¹ V y. Memory: m + 2
+ * vectors plus O(m²) doubles. The preconditioned directions M⁻¹v_j are not stored (this is not
+ * flexible GMRES): one more preconditioner application per cycle instead of m vectors. */
+#include <float.h>
+#include <math.h>
+
+#include "krylov/krylov.h"
+
+typedef struct gmres_ws {
+    int64_t m;
+    double *H;       /* (m+1) × m, column j at H + j(m+1) */
+    double *cs, *sn; /* [m] Givens rotations */
+    double *g;       /* [m+1] rotated right-hand side β e₁ */
+} gmres_ws;
+
+/* Applies the previous rotations to column j, makes the one that zeroes H[j+1][j], and
+ * rotates g; returns |g[j+1]|, the least-squares residual. */
+static double givens_column(gmres_ws *W, int64_t j)
+{
+    double *h = W->H + j * (W->m + 1);
+    for (int64_t i = 0; i < j; i++) {
+        double t = W->cs[i] * h[i] + W->sn[i] * h[i + 1];
+        h[i + 1] = -W->sn[i] * h[i] + W->cs[i] * h[i + 1];
+        h[i] = t;
+    }
+    double d = hypot(h[j], h[j + 1]);
+    W->cs[j] = d == 0 ? 1 : h[j] / d;
+    W->sn[j] = d == 0 ? 0 : h[j + 1] / d;
+    h[j] = d;
+    h[j + 1] = 0;
+    W->g[j + 1] = -W->sn[j] * W->g[j];
+    W->g[j] = W->cs[j] * W->g[j];
+    return fabs(W->g[j + 1]);
+}
+
+/* Solves the k × k upper-triangular system R y = g in place of g (back substitution). */
+static void back_substitute(const gmres_ws *W, int64_t k, double *y)
+{
+    for (int64_t i = k - 1; i >= 0; i--) {
+        double s = W->g[i];
+        for (int64_t l = i + 1; l < k; l++) s -= W->H[l * (W->m + 1) + i] * y[l];
+        double d = W->H[i * (W->m + 1) + i];
+        y[i] = d != 0 ? s / d : 0;
+    }
+}
+
+/* x += M⁻¹ (V[0..k) y), using u and w as workspace */
+static sla_status update_solution(const sla_kop *K, sla_op op, void **V, int64_t k,
+                                  const double *y, void *u, void *w, void *x)
+{
+    if (k == 0) return SLA_OK;
+    if (!K->precond) {
+        for (int64_t i = 0; i < k; i++) K->axpby(K, y[i], V[i], 1.0, x);
+        return SLA_OK;
+    }
+    K->axpby(K, y[0], V[0], 0.0, u);
+    for (int64_t i = 1; i < k; i++) K->axpby(K, y[i], V[i], 1.0, u);
+    SLA_TRY(K->precond(K, op, u, w));
+    K->axpby(K, 1.0, w, 1.0, x);
+    return SLA_OK;
+}
+
+sla_status sla_krylov_gmres(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
+                            void *x, sla_kresult *res)
+{
+    int64_t m = P->restart < 1 ? 1 : P->restart;
+    if (m > P->maxiter && P->maxiter >= 1) m = P->maxiter;
+    gmres_ws W = {.m = m};
+    int nv = (int)(m + 2);                 /* V[0..m] and one preconditioned vector */
+    void **V = sla_calloc((size_t)nv, sizeof *V, "GMRES basis");
+    double *dbl = sla_malloc((size_t)((m + 1) * m + 4 * m + 2), sizeof(double), "GMRES Hessenberg");
+    sla_status st = V && dbl ? sla_kvecs_create(K, nv, V) : SLA_ENOMEM;
+    if (st < 0) {
+        sla_free(V);
+        sla_free(dbl);
+        return st;
+    }
+    W.H = dbl;
+    W.cs = W.H + (m + 1) * m;
+    W.sn = W.cs + m;
+    W.g = W.sn + m;
+    double *y = W.g + m + 1;
+    void *z = V[m + 1];
+    sla_kstate S;
+    double beta = 0, prev_beta = INFINITY;
+    int done, action;
+    int64_t it = 0;
+    sla_reason stop = SLA_REASON_CONVERGED;
+    double eps = K->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    st = sla_kstart(&S, K, op, P, b, x, V[0], res, &beta, &done);
+    if (st < 0 || done) goto out;
+    for (;;) {                                 /* one restart cycle; V[0] = true residual */
+        if (!(beta < prev_beta)) { stop = SLA_REASON_STAGNATION; break; }
+        prev_beta = beta;
+        K->axpby(K, 0.0, V[0], 1.0 / beta, V[0]);
+        W.g[0] = beta;
+        int64_t k = 0;
+        double est = beta;
+        int claimed = 0;
+        while (k < m && it < P->maxiter) {
+            void *zk = V[k];
+            if (K->precond) {
+                if ((st = K->precond(K, op, V[k], z)) < 0) goto out;
+                zk = z;
+            }
+            void *w = V[k + 1];
+            if ((st = K->apply(K, op, zk, w)) < 0) goto out;
+            double *h = W.H + k * (m + 1);
+            for (int64_t i = 0; i <= k; i++) {          /* modified Gram–Schmidt */
+                h[i] = K->dot(K, w, V[i]);
+                K->axpby(K, -h[i], V[i], 1.0, w);
+            }
+            h[k + 1] = sqrt(K->dot(K, w, w));
+            double hk1 = h[k + 1], colnorm = 0;
+            for (int64_t i = 0; i <= k + 1; i++) colnorm += h[i] * h[i];
+            /* w has (numerically) no component outside the basis: an invariant subspace,
+             * the least-squares solution is exact ("lucky" breakdown) */
+            int lucky = hk1 <= 16 * eps * sqrt(colnorm);
+            it++;
+            res->iterations = it;
+            est = givens_column(&W, k);
+            k++;
+            if (!isfinite(est) || !isfinite(hk1)) { stop = SLA_REASON_NONFINITE; goto finish; }
+            if ((st = sla_kmonitor(&S, it, est)) < 0) goto out;
+            if (est <= S.tol || lucky) { claimed = 1; break; }
+            K->axpby(K, 0.0, w, 1.0 / hk1, w);
+        }
+        back_substitute(&W, k, y);
+        if ((st = update_solution(K, op, V, k, y, z, V[k], x)) < 0) goto out;
+        if (claimed) {
+            if ((st = sla_kverify(&S, x, V[0], &action)) < 0 || action != 1) goto out;
+            beta = res->residual;
+            continue;
+        }
+        if (it >= P->maxiter) { stop = SLA_REASON_MAXITER; break; }
+        if ((st = sla_ktrue_residual(&S, x, V[0])) < 0) goto out;
+        beta = res->residual;
+        if (!isfinite(beta)) { stop = SLA_REASON_NONFINITE; goto finish; }
+        if (beta <= S.tol) { res->reason = SLA_REASON_CONVERGED; goto out; }
+    }
+finish:
+    st = sla_kfinish(&S, stop, x, V[0]);
+out:
+    sla_kvecs_free(K, nv, V);
+    sla_free(V);
+    sla_free(dbl);
+    return st;
+}
