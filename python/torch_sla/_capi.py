@@ -42,6 +42,13 @@ MM_FIELDS = {"real": 0, "integer": 1, "pattern": 2, "complex": 3}
 MM_SYMMETRIES = {"general": 0, "symmetric": 1, "skew-symmetric": 2, "hermitian": 3}
 
 
+SLA_DESCRIPTION_LEN = 512     # include/sla/base.h
+# Spare room after the trailing description buffer of the info structs: if libsla's buffer
+# grows, C writes into this padding instead of past Python's struct (tests/python/test_abi.py
+# checks the layouts against the headers).
+_TAIL_PAD = ("_tail_pad", ctypes.c_char * 512)
+
+
 class Matrix(ctypes.Structure):
     """sla_matrix: a borrowed view (pattern, dtype, batch, values in CSR order)."""
     _fields_ = [("pattern", c_void_p), ("dtype", c_int), ("batch", c_int64), ("values", c_void_p)]
@@ -62,7 +69,7 @@ class SolveInfoC(ctypes.Structure):
     _fields_ = [("method", c_int), ("precond", c_int), ("converged", c_int), ("reason", c_int),
                 ("iterations", c_int64), ("residual_norm", c_double),
                 ("relative_residual", c_double), ("rcond", c_double),
-                ("description", ctypes.c_char * 320)]
+                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), _TAIL_PAD]
 
 
 class BackendInfoC(ctypes.Structure):
@@ -92,7 +99,7 @@ class EigshInfoC(ctypes.Structure):
                 ("operator_applications", c_int64), ("precond_applications", c_int64),
                 ("spmv", c_int64), ("factorizations", c_int64), ("converged", c_int64),
                 ("max_residual", c_double), ("norm_A", c_double),
-                ("description", ctypes.c_char * 320)]
+                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), _TAIL_PAD]
 
 
 class CooC(ctypes.Structure):
