@@ -7,7 +7,8 @@ the sparse solver (torch_sla: the backward is one adjoint solve on the forward's
     grid: size × size nodes (default 64), h = 1/(size − 1), unknowns at the (size − 2)² interior
           nodes; 5-point finite-volume stencil, face conductivity = mean of its two nodes' κ
     parameters: κ = softplus(θ) on all size² nodes, θ₀ such that κ₀ = 1
-    loss: ‖u − u_obs‖² + 1e-4 · mean of the squared first differences of κ (both directions)
+    loss: ‖u − u_obs‖² + 1e-4 · mean over the nodes of the squared first differences of κ
+          (Σ over both directions / size²)
     optimiser: Adam, lr 0.05, 2000 steps
 
 Identifiability: κ enters the equations only through face conductivities of faces that touch
@@ -128,7 +129,11 @@ def main(argv=None):
         diffs = torch.cat([(k2[1:, :] - k2[:-1, :]).reshape(-1),
                            (k2[:, 1:] - k2[:, :-1]).reshape(-1)])
         misfit = (u - u_obs).pow(2).sum()
-        loss = misfit + args.reg * diffs.pow(2).mean()
+        # the mean per node of the squared first differences (both directions summed, divided
+        # by the size² nodes), the normalisation of torch-sla's reference benchmark; dividing by
+        # the number of differences instead (≈ 2·size²) halves the regulariser, and 2000 steps
+        # then end at 1.03 % κ error instead of 0.48 %
+        loss = misfit + args.reg * diffs.pow(2).sum() / k2.numel()
         loss.backward()
         opt.step()
         losses.append(float(loss))
