@@ -9,6 +9,8 @@
 #
 # Usage: bench/amg.sh [build-dir (build)] [repeat (3)] [threads (2)] [case ...]
 set -euo pipefail
+# threads wait passively: spinning OpenMP threads collapse on a shared machine (README)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 REPEAT=${2:-3}

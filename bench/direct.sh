@@ -5,6 +5,8 @@
 #   bench/direct.sh [BUILD_DIR] [--max-n N] [extra bench_direct options]
 # Default BUILD_DIR: build. Environment (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) is passed on.
 set -euo pipefail
+# threads wait passively: spinning OpenMP threads collapse on a shared machine (README)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 cd "$(dirname "$0")/.."
 build=build
 if [[ $# -gt 0 && $1 != --* ]]; then build=$1; shift; fi

@@ -3,6 +3,8 @@
 # one JSON object with both and the ratios measured in this run.
 # Usage: bench/krylov.sh [BUILD_DIR] [--quick]     (BUILD_DIR defaults to ./build)
 set -euo pipefail
+# threads wait passively: spinning OpenMP threads collapse on a shared machine (README)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 quick="${2:-}"

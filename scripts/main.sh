@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install dependencies, build, run the flagship example.
 set -euo pipefail
+# threads wait passively: spinning OpenMP threads collapse on a shared machine (README)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
