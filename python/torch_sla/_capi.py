@@ -61,7 +61,8 @@ class SolverOptions(ctypes.Structure):
                 ("maxiter", c_int64), ("restart", c_int64), ("initial_guess_nonzero", c_int),
                 ("monitor", c_void_p), ("monitor_ctx", c_void_p), ("monitor_every", c_int64),
                 ("user_precond", c_void_p), ("user_precond_ctx", c_void_p),
-                ("memory_budget", c_double), ("flop_budget", c_double)]
+                ("memory_budget", c_double), ("flop_budget", c_double),
+                ("need_determinant", c_int)]
 
 
 class SolveInfoC(ctypes.Structure):

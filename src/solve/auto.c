@@ -203,9 +203,11 @@ sla_status sla_auto_create(sla_solver *s)
     s->user_precond = s->opt.precond;
     SLA_TRY(structure(s, &f));
     predict(s, &f);
-    int direct = !f.cost_known || (f.bytes <= f.mem_budget && f.flops <= f.flop_budget);
+    /* a caller that needs the determinant needs a factorization, whatever the cost */
+    int direct = s->opt.need_determinant || !f.cost_known ||
+                 (f.bytes <= f.mem_budget && f.flops <= f.flop_budget);
     double ratio = f.flops / (double)s->batch / fmax(1.0, (double)sla_pattern_nnz(s->pattern));
-    int mrule = direct && f.cost_known && f.sym && f.posdiag && f.zpattern &&
+    int mrule = direct && !s->opt.need_determinant && f.cost_known && f.sym && f.posdiag && f.zpattern &&
                 ratio > SLA_AUTO_MMATRIX_RATIO;
     char cost[200];
     if (f.cost_known) cost_text(&f, direct && !mrule, cost, sizeof cost);
