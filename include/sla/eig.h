@@ -17,7 +17,8 @@
  *               a Gershgorin bound), moved toward the spectrum while convergence is slow; SM →
  *               σ = 0. LM: regular mode on A.
  *   ARPACK      ARPACK-ng's dsaupd/dseupd (implicitly restarted Lanczos, Lehoucq, Sorensen &
- *               Yang 1998) on the same operators, for comparison (build with SLA_HAVE_ARPACK).
+ *               Yang 1998) on the same operators, for comparison (build with SLA_HAVE_ARPACK);
+ *               stopped before convergence, the Ritz pairs of its last Lanczos basis.
  *   DENSE       LAPACK dsyevr on the dense matrix, for n ≤ SLA_EIGSH_DENSE_MAX_N.
  *
  * Convergence, for every method: an eigenpair (λ, v), ‖v‖₂ = 1, is converged when its true
@@ -69,12 +70,15 @@ typedef struct sla_eigsh_options {
                                   *   NAN (default): no shift */
     double tol;                  /**< relative residual ‖A v − λ v‖₂ / ‖A‖₁, default 1e-10;
                                   *   0 means 1e-14 */
-    int64_t maxiter;             /**< LOBPCG iterations (default 2000), Lanczos/ARPACK restarts
-                                  *   (default 300); ≤ 0: default */
+    int64_t maxiter;             /**< LOBPCG iterations (default 2000), Lanczos restarts
+                                  *   (default 300), ARPACK restarts (default max(300, 10·n) as
+                                  *   SciPy: ARPACK cannot move its shift toward a cluster);
+                                  *   ≤ 0: default */
     sla_eigsh_method method;     /**< default SLA_EIGSH_AUTO */
     const void *v0;              /**< optional start block [batch][n][nv0] (row-major, dtype of
                                   *   A), or NULL (deterministic pseudo-random start). LOBPCG
-                                  *   uses up to block columns, Lanczos block, ARPACK one */
+                                  *   uses up to block columns, Lanczos block, ARPACK one. Must
+                                  *   not overlap the outputs (warm starts: pass a copy) */
     int64_t nv0;                 /**< columns of v0, 1 ≤ nv0 ≤ block size */
     int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
                                   *   block (default 2, see docs/eigsh.md); ≤ 0: default */
@@ -88,10 +92,12 @@ typedef struct sla_eigsh_options {
     sla_solver *precond_solver;
     sla_precond_fn precond;
     void *precond_ctx;
-    /** Options of the factorization of A − σI in shift-invert mode (NULL: method auto, which
-     *  tries Cholesky, then LDLᵀ, then LU). */
+    /** Options of the factorization of A − σI in shift-invert mode (NULL: method auto with
+     *  need_determinant = 1, i.e. direct methods only: Cholesky, then LDLᵀ, then LU; method auto
+     *  given here is restricted to direct methods too). */
     const sla_solver_options *factor_options;
-    /** Optional output [batch][k] (double): ‖A v_i − λ_i v_i‖₂ / ‖A‖₁ per eigenpair. */
+    /** Optional output [batch][k] (double): ‖A v_i − λ_i v_i‖₂ / ‖A‖₁ per eigenpair (must not
+     *  overlap A's values, v0 or the other outputs). */
     double *residuals;
 } sla_eigsh_options;
 
@@ -111,7 +117,9 @@ typedef struct sla_eigsh_info {
     int64_t converged;           /**< converged wanted eigenpairs, min over the batch */
     double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs */
     double norm_A;               /**< max ‖A_b‖₁ over the batch */
-    char description[SLA_DESCRIPTION_LEN];       /**< one line: method, operator, factorization and why */
+    char description[SLA_DESCRIPTION_LEN];       /**< one line: method, operator, factorization and
+                                  *   why, made of whole clauses (the factorization's own
+                                  *   description is shortened by clauses when room is short) */
 } sla_eigsh_info;
 
 /** Fills *opt with the defaults above. */
@@ -139,6 +147,9 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *          [1, n], which/method/option invalid, which ≠ LM with sigma, method not able to
  *          compute the requested eigenvalues); SLA_ESHAPE (not square); SLA_EDTYPE;
  *          SLA_ENONFINITE; SLA_EINVAL naming the first entry that breaks symmetry;
+ *          SLA_EINVAL naming both arrays when an output (eigenvalues, eigenvectors,
+ *          options.residuals) overlaps A's values, options.v0 or another output (checked
+ *          before anything is written);
  *          SLA_EUNSUPPORTED (ARPACK not in this build; n too large for the dense path when it
  *          is the only way); errors of the factorization (SLA_ESINGULAR when σ is an eigenvalue
  *          even after perturbation); SLA_ECALLBACK; SLA_ENOMEM. */
@@ -165,7 +176,8 @@ SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_opt
  *  @param[in] eigenvalues   [batch][k], eigenvectors [batch][n][k]: the outputs of sla_eigsh.
  *  @param[in] g_eigenvalues [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
  *  @param[out] dvalues      [batch][nnz] of the dtype of A.
- *  @return SLA_OK; SLA_EINVAL (NULL, k, degenerate pair as above); SLA_EDTYPE; SLA_ESHAPE;
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, degenerate pair as above; dvalues overlapping an
+ *          input, naming both); SLA_EDTYPE; SLA_ESHAPE;
  *          errors of the factorization of A − λ_i I; SLA_ENOMEM. */
 SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
                                  const void *eigenvectors, const void *g_eigenvalues,

@@ -33,9 +33,57 @@ static const char *arpack_which(eig_want w)
     return w == EIG_WANT_LA ? "LA" : w == EIG_WANT_SA ? "SA" : "LM";
 }
 
+/* The k wanted Ritz vectors of the Lanczos factorization OP·V = V·H + f·e_mᵀ that dsaupd holds
+ * when it returns: V, n × ncv (the Lanczos basis), and the symmetric tridiagonal H in workl at
+ * ipntr[4] (ncv × 2, column-major: the subdiagonal in column 1 from row 2, the diagonal in
+ * column 2), both documented outputs of dsaupd. Used when ARPACK stopped before all k pairs
+ * converged (info = 1: maximum restarts; info = 3: no shifts could be applied): dseupd then
+ * returns only the converged ones, and the header of sla_eigsh promises the best
+ * approximations of all k (their true residuals are measured afterwards, eig_residuals).
+ * Wanted as in `which` on the Ritz values θ of OP: LA the largest, SA the smallest, LM the
+ * largest |θ|. X (n × k, column-major) = V·Y. */
+static sla_status ritz_from_basis(int64_t n, int64_t ncv, int64_t k, eig_want want,
+                                  const double *V, const double *H, double *X)
+{
+    double *T = sla_calloc((size_t)(ncv * ncv), sizeof(double), "ARPACK tridiagonal");
+    double *theta = sla_malloc((size_t)ncv, sizeof(double), "ARPACK Ritz values");
+    sla_status st = (T && theta) ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) {
+        for (int64_t i = 0; i < ncv; i++) {
+            T[i + i * ncv] = H[ncv + i];
+            if (i > 0) T[i + (i - 1) * ncv] = T[(i - 1) + i * ncv] = H[i];
+        }
+        st = eig_syev(ncv, T, theta);        /* ascending θ, eigenvectors in T */
+    }
+    for (int64_t j = 0; j < k && st == SLA_OK; j++) {
+        int64_t c;                           /* the column of T of the j-th wanted θ */
+        if (want == EIG_WANT_SA) {
+            c = j;
+        } else if (want == EIG_WANT_LA) {
+            c = ncv - 1 - j;
+        } else {                             /* LM: merge from both ends of the ascending θ */
+            int64_t lo = 0, hi = ncv - 1;
+            for (int64_t q = 0;; q++) {
+                int take_hi = fabs(theta[hi]) >= fabs(theta[lo]);
+                c = take_hi ? hi : lo;
+                if (q == j) break;
+                if (take_hi) hi--; else lo++;
+            }
+        }
+        memset(X + j * n, 0, sizeof(double) * (size_t)n);
+        eig_nn(n, ncv, 1, 1.0, V, T + c * ncv, ncv, X + j * n);
+    }
+    sla_free(T);
+    sla_free(theta);
+    return st;
+}
+
 /* One batch element: Pb has batch 1, op its operator (sigma: the shift of a shift-invert op,
- * NAN in regular mode). X (n × k) receives the eigenvectors (unconverged columns stay zero; the
- * eigenvalues are the Rayleigh quotients computed afterwards for every method). */
+ * NAN in regular mode). X (n × k) receives the eigenvectors: dseupd's when every wanted pair
+ * converged, else the best Ritz vectors of ARPACK's last basis (ritz_from_basis). The
+ * eigenvalues are the Rayleigh quotients computed afterwards for every method, so dseupd's
+ * eigenvalues (σ + 1/θ, which assumes OP = (A − σI)⁻¹ and not the (σI − A)⁻¹ of LA) are not
+ * used. */
 static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_opts *o, double sigma,
                           int64_t k, const double *v0, double *X, int64_t *nconv, int64_t *iters,
                           uint64_t seed)
@@ -60,7 +108,7 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
      * tol·‖A‖₁/(‖A‖₁ + |σ|) gives the same true-residual target as the built-in Lanczos */
     double normA = Pb->norm1[0];
     int si = !isnan(sigma);
-    double tol = si ? o->tol * normA / (normA + fabs(sigma)) : o->tol;
+    double tol = si && normA + fabs(sigma) > 0 ? o->tol * normA / (normA + fabs(sigma)) : o->tol;
     a_int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1;
     iparam[0] = 1;                       /* exact shifts */
     iparam[2] = (a_int)o->maxiter;
@@ -72,6 +120,7 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
     for (;;) {
         dsaupd_c(&ido, "I", n, which, nev, tol, w.resid, ncv, w.V, n, iparam, ipntr, w.workd,
                  w.workl, lworkl, &info);
+        /* bmat = I: ido = 2 (B·x) never comes; −1 and 1 both ask y = OP x */
         if (ido != -1 && ido != 1) break;
         double *x = w.workd + ipntr[0] - 1, *y = w.workd + ipntr[1] - 1;
         int64_t one = 1;
@@ -82,15 +131,17 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
     *nconv = 0;
     if (st == SLA_OK && info < 0)
         st = SLA_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
-    if (st == SLA_OK && iparam[4] > 0) {
+    if (st == SLA_OK && iparam[4] >= nev) {
         a_int ierr = 0;
         dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, "I", n, which, nev, tol, w.resid, ncv,
                  w.V, n, iparam, ipntr, w.workd, w.workl, lworkl, &ierr);
         if (ierr != 0) st = SLA_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
-        a_int nc = iparam[4] < nev ? iparam[4] : nev;
-        for (a_int j = 0; j < nc && st == SLA_OK; j++)
-            memcpy(X + (int64_t)j * n, w.Z + (int64_t)j * n, sizeof(double) * (size_t)n);
-        *nconv = nc;
+        if (st == SLA_OK) memcpy(X, w.Z, sizeof(double) * (size_t)n * (size_t)nev);
+        *nconv = nev;
+    } else if (st == SLA_OK) {
+        /* stopped early (info 1 or 3): the best approximations, converged or not */
+        st = ritz_from_basis(n, ncv, k, o->want, w.V, w.workl + ipntr[4] - 1, X);
+        *nconv = iparam[4];
     }
     ws_free(&w);
     return st;

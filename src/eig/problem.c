@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/kernels.h"
 #include "eig/eig_internal.h"
 #include "solve/backend.h"
 
@@ -56,6 +57,20 @@ void eig_problem_free(eig_problem *P)
     sla_free(P->owned);
     sla_free(P->norm1);
     memset(P, 0, sizeof *P);
+}
+
+sla_status eig_check_aliasing(const char *func, const eig_array *out, int nout, const eig_array *in,
+                              int nin)
+{
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < nin; j++)
+            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, in[j].name,
+                                      in[j].p, in[j].bytes));
+        for (int j = 0; j < i; j++)
+            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, out[j].name,
+                                      out[j].p, out[j].bytes));
+    }
+    return SLA_OK;
 }
 
 /* Packs the active column-major blocks into row-major [batch][n][mmax] (zeros elsewhere). */

@@ -102,6 +102,9 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
     if (fopt) o = *fopt;
     else sla_solver_options_init(&o);
     if (cholesky) o.method = SLA_METHOD_CHOLESKY;
+    /* shift-invert needs exact solves and the singularity test below needs a determinant:
+     * method auto must pick a direct factorization (it may pick AMG-CG for an M-matrix) */
+    if (o.method == SLA_METHOD_AUTO) o.need_determinant = 1;
     double scale = 0;
     for (int64_t b = 0; b < P->batch; b++) {
         scale = fmax(scale, P->norm1[b]);

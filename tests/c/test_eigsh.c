@@ -4,6 +4,7 @@
  * the VJP for eigenvalues and eigenvectors. */
 #include <lapack.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,101 @@ static void laplace2d_closed_form(void **state)
     }
     pick(ev, n, k, SLA_EIGSH_LM, 3.0, want);
     run(&A, k, SLA_EIGSH_LANCZOS, SLA_EIGSH_LM, 3.0, want, 1e-10);
+    if (have_arpack()) {
+        /* ARPACK (single-vector Lanczos) against the closed form, repeated pairs included */
+        for (int q = 0; q < 3; q++) {
+            pick(ev, n, k, ws[q], NAN, want);
+            run(&A, k, SLA_EIGSH_ARPACK, ws[q], NAN, want, 1e-9);
+        }
+        pick(ev, n, k, SLA_EIGSH_LM, 3.0, want);
+        run(&A, k, SLA_EIGSH_ARPACK, SLA_EIGSH_LM, 3.0, want, 1e-10);
+    }
+    free(ev); free(v);
+    sla_pattern_free(&p);
+}
+
+/* ‖A v_i − λ_i v_i‖₂ / ‖A‖₁ of the k returned pairs (V row-major n × k). */
+static void pair_residuals(const sla_matrix *A, int64_t k, const double *lam, const double *V,
+                           double *res)
+{
+    int64_t n = sla_pattern_nrows(A->pattern);
+    double *AV = xmalloc(sizeof(double) * n * k), nA;
+    TU_OK(sla_spmv(SLA_OP_N, 1.0, A, V, 1, k, 0.0, AV));
+    TU_OK(sla_matrix_norm(A, '1', &nA));
+    for (int64_t i = 0; i < k; i++) {
+        double r = 0;
+        for (int64_t q = 0; q < n; q++) r += pow(AV[q * k + i] - lam[i] * V[q * k + i], 2);
+        res[i] = sqrt(r) / nA;
+    }
+    free(AV);
+}
+
+/* 7-point 3D Laplacian on an m³ grid (an M-matrix: method auto alone would pick AMG-CG for it). */
+static void laplace3d(int64_t m, sla_pattern **p, double **values)
+{
+    int64_t n = m * m * m, q = 0;
+    int64_t *r = xmalloc(sizeof(int64_t) * 7 * n), *c = xmalloc(sizeof(int64_t) * 7 * n);
+    double *v = xmalloc(sizeof(double) * 7 * n);
+    for (int64_t x = 0; x < m; x++)
+        for (int64_t y = 0; y < m; y++)
+            for (int64_t z = 0; z < m; z++) {
+                int64_t i = (x * m + y) * m + z;
+                r[q] = i; c[q] = i; v[q++] = 6;
+                const int64_t nb[6][3] = {{x - 1, y, z}, {x + 1, y, z}, {x, y - 1, z},
+                                          {x, y + 1, z}, {x, y, z - 1}, {x, y, z + 1}};
+                for (int d = 0; d < 6; d++) {
+                    if (nb[d][0] < 0 || nb[d][0] >= m || nb[d][1] < 0 || nb[d][1] >= m ||
+                        nb[d][2] < 0 || nb[d][2] >= m) continue;
+                    r[q] = i; c[q] = (nb[d][0] * m + nb[d][1]) * m + nb[d][2]; v[q++] = -1;
+                }
+            }
+    TU_OK(sla_pattern_from_coo(n, n, q, r, c, p));
+    *values = xmalloc(sizeof(double) * q);
+    TU_OK(sla_values_gather(*p, SLA_FLOAT64, 1, v, *values));
+    free(r); free(c); free(v);
+}
+
+/* sigma with the default factor options on an M-matrix: the factorization of A − σI is a direct
+ * one (method auto with need_determinant; it once was AMG-MINRES, and shift-invert stalled at a
+ * residual of 0.2), and the description holds the factor's whole description, never one cut
+ * in the middle of a word ("auto: symmetric, positi; sigma given"). */
+static void sigma_auto_factor(void **state)
+{
+    NEED_DIRECT();
+    int64_t m = 10, n = m * m * m, k = 3;
+    sla_pattern *p; double *v;
+    laplace3d(m, &p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *ev = xmalloc(sizeof(double) * n), want[3];
+    for (int64_t i = 1, q = 0; i <= m; i++)
+        for (int64_t j = 1; j <= m; j++)
+            for (int64_t l = 1; l <= m; l++)
+                ev[q++] = 6 - 2 * cos(i * PI / (m + 1)) - 2 * cos(j * PI / (m + 1)) - 2 * cos(l * PI / (m + 1));
+    qsort(ev, (size_t)n, sizeof(double), cmp_double);
+    pick(ev, n, k, SLA_EIGSH_LM, 3.0, want);      /* a triple eigenvalue 2.9928581 */
+    sla_eigsh_info info = run(&A, k, SLA_EIGSH_AUTO, SLA_EIGSH_LM, 3.0, want, 1e-10);
+    const char *d = info.description, *f = strstr(d, ", factor: ");
+    assert_true(strlen(d) < SLA_DESCRIPTION_LEN);
+    if (!f || strstr(d, "AMG") || strstr(d, "krylov")) fail_msg("not a direct factor: %s", d);
+    /* the factor's description (with its "; auto: ..." clauses) is whole: the same solver made
+     * here describes itself identically */
+    int64_t nnz = sla_pattern_nnz(p);
+    double *w = xmalloc(sizeof(double) * nnz);
+    memcpy(w, v, sizeof(double) * nnz);
+    for (int64_t i = 0; i < n; i++) w[sla_pattern_find(p, i, i)] -= info.sigma;
+    sla_matrix S = sla_matrix_view(p, SLA_FLOAT64, 1, w);
+    sla_solver_options so;
+    sla_solver_options_init(&so);
+    so.need_determinant = 1;
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&S, &so, &s));
+    assert_non_null(strstr(sla_solver_describe(s), "; auto: "));
+    if (!strstr(d, sla_solver_describe(s))) fail_msg("factor description cut: %s", d);
+    sla_solver_free(&s);
+    free(w);
+    const char *tail = "; sigma given: shift-invert";
+    assert_true(strlen(d) > strlen(tail));
+    assert_string_equal(d + strlen(d) - strlen(tail), tail);
     free(ev); free(v);
     sla_pattern_free(&p);
 }
@@ -258,6 +354,47 @@ static void nos6_cluster(void **state)
     /* the dense reference agrees to 1e-9 on the cluster */
     double *w = dense_spectrum(&A);
     for (int i = 0; i < 3; i++) TU_CLOSE(lam[i], w[i], 1e-9);
+    /* ARPACK on the same problem (shift-invert at σ = 0, which it cannot move: ~700 restarts
+     * within the default maxiter), SA and SM, agrees with Lanczos and the dense reference */
+    if (have_arpack()) {
+        const sla_eigsh_which ws[] = {SLA_EIGSH_SA, SLA_EIGSH_SM};
+        for (int q = 0; q < 2; q++) {
+            double la[3], lb[3], Va[675 * 3];
+            sla_eigsh_info ia, ib;
+            o.which = ws[q];
+            o.tol = 1e-10;
+            o.method = SLA_EIGSH_ARPACK;
+            TU_OK(sla_eigsh(&A, 3, &o, la, Va, &ia));
+            assert_int_equal(ia.method, SLA_EIGSH_ARPACK);
+            assert_int_equal(ia.converged, 3);
+            assert_true(ia.sigma == 0.0);
+            check_pairs(&A, 3, la, Va, 1e-10);
+            o.method = SLA_EIGSH_LANCZOS;
+            TU_OK(sla_eigsh(&A, 3, &o, lb, NULL, &ib));
+            for (int i = 0; i < 3; i++) {
+                TU_CLOSE(la[i], lb[i], 1e-9);
+                TU_CLOSE(la[i], w[i], 1e-9);
+            }
+        }
+        /* stopped by maxiter: ARPACK's last Ritz pairs, near the cluster, with their true
+         * residuals (they used to be zeros) */
+        double res[3], mine[3];
+        o.which = SLA_EIGSH_SA;
+        o.method = SLA_EIGSH_ARPACK;
+        o.maxiter = 30;
+        o.residuals = res;
+        assert_int_equal(sla_eigsh(&A, 3, &o, lam, V, &info), SLA_NOT_CONVERGED);
+        assert_true(info.restarts == 31 || info.restarts == 30);
+        pair_residuals(&A, 3, lam, V, mine);
+        for (int i = 0; i < 3; i++) {
+            /* λ1 = 1.000015 is the smallest eigenvalue: Rayleigh quotients lie above it */
+            if (!(lam[i] >= w[0] - 1e-9 && lam[i] < 1.001))
+                fail_msg("pair %d: λ = %.10g is not a Ritz value near the cluster", i, lam[i]);
+            assert_true(res[i] > 0 && res[i] < 1e-3);
+            TU_CLOSE(mine[i], res[i], 1e-6);
+        }
+        assert_true(lam[0] < 1.0001);
+    }
     free(w); free(v);
     sla_pattern_free(&p);
 }
@@ -494,6 +631,71 @@ static void bad_input(void **state)
     sla_pattern_free(&p);
 }
 
+/* Outputs overlapping inputs or each other: SLA_EINVAL naming both arrays, nothing written (the
+ * reviewer's case: eigenvalues = A's values overwrote the matrix). */
+static void aliasing_rejected(void **state)
+{
+    sla_pattern *p; double *v;
+    laplace1d(12, 0.0, &p, &v);
+    int64_t n = 12, k = 2, nnz = sla_pattern_nnz(p);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *keep = xmalloc(sizeof(double) * nnz), buf[64], lam[2], V[24], dv[64];
+    memcpy(keep, v, sizeof(double) * nnz);
+    sla_eigsh_options o;
+    sla_eigsh_options_init(&o);
+    o.method = SLA_EIGSH_DENSE;
+    o.which = SLA_EIGSH_SA;
+    struct { void *ev, *vec, *res; const char *a, *b; } cases[] = {
+        {v, V, NULL, "eigenvalues", "A's values"},
+        {lam, v + 3, NULL, "eigenvectors", "A's values"},
+        {lam, V, v + nnz - 1, "options.residuals", "A's values"},
+        {buf, buf + 1, NULL, "eigenvectors", "eigenvalues"},
+        {buf, V, buf + 1, "options.residuals", "eigenvalues"},
+        {lam, buf, buf + 20, "options.residuals", "eigenvectors"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        o.residuals = cases[c].res;
+        sla_clear_error();
+        assert_int_equal(sla_eigsh(&A, k, &o, cases[c].ev, cases[c].vec, NULL), SLA_EINVAL);
+        char want[96];
+        snprintf(want, sizeof want, "%s overlaps %s", cases[c].a, cases[c].b);
+        if (!strstr(sla_last_error(), want)) fail_msg("case %zu: '%s' lacks '%s'", c, sla_last_error(), want);
+        assert_memory_equal(v, keep, sizeof(double) * nnz);
+    }
+    /* v0 is an input too */
+    o.residuals = NULL;
+    double v0[24] = {0};
+    for (int64_t i = 0; i < n; i++) v0[i * 2] = 1;
+    o.v0 = v0;
+    o.nv0 = 2;
+    assert_int_equal(sla_eigsh(&A, k, &o, lam, v0 + 4, NULL), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "eigenvectors overlaps options.v0"));
+    /* the VJP: dvalues against each input */
+    o.v0 = NULL;
+    TU_OK(sla_eigsh(&A, k, &o, lam, V, NULL));
+    double gl[2] = {1, -1}, gv[24] = {0}, lam_c[2], V_c[24];
+    memcpy(lam_c, lam, sizeof lam);
+    memcpy(V_c, V, sizeof V);
+    gv[5] = 1;
+    const void *ins[] = {v, lam, V, gl, gv};
+    const char *names[] = {"A's values", "eigenvalues", "eigenvectors", "g_eigenvalues", "g_eigenvectors"};
+    for (int c = 0; c < 5; c++) {
+        void *out = (void *)ins[c];
+        sla_clear_error();
+        assert_int_equal(sla_eigsh_vjp(&A, k, lam, V, gl, gv, out), SLA_EINVAL);
+        char want[96];
+        snprintf(want, sizeof want, "dvalues overlaps %s", names[c]);
+        if (!strstr(sla_last_error(), want)) fail_msg("vjp %d: '%s' lacks '%s'", c, sla_last_error(), want);
+    }
+    assert_memory_equal(v, keep, sizeof(double) * nnz);
+    assert_memory_equal(lam, lam_c, sizeof lam);
+    assert_memory_equal(V, V_c, sizeof V);
+    assert_true(gl[0] == 1 && gl[1] == -1 && gv[5] == 1);
+    TU_OK(sla_eigsh_vjp(&A, k, lam, V, gl, gv, dv));
+    free(keep); free(v);
+    sla_pattern_free(&p);
+}
+
 static void batched_values(void **state)
 {
     NEED_DIRECT();
@@ -551,11 +753,14 @@ static void not_converged_reported(void **state)
     sla_pattern *p; double *v;
     tu_poisson2d(m, m, &p, &v);
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
-    double lam[4], *V = xmalloc(sizeof(double) * n * k), res[4];
-    /* LOBPCG (SA) with 2 iterations, Lanczos in regular mode (LM) with 1 restart */
-    const sla_eigsh_method ms[] = {SLA_EIGSH_LOBPCG, SLA_EIGSH_LANCZOS};
-    const sla_eigsh_which ws[] = {SLA_EIGSH_SA, SLA_EIGSH_LM};
-    for (int q = 0; q < 2; q++) {
+    double lam[4], *V = xmalloc(sizeof(double) * n * k), res[4], mine[4];
+    /* LOBPCG (SA) with 2 iterations, Lanczos and ARPACK in regular mode (LM) with 1 restart:
+     * the outputs are the best approximations (Ritz pairs, not zeros) and the reported
+     * residuals are theirs */
+    const sla_eigsh_method ms[] = {SLA_EIGSH_LOBPCG, SLA_EIGSH_LANCZOS, SLA_EIGSH_ARPACK};
+    const sla_eigsh_which ws[] = {SLA_EIGSH_SA, SLA_EIGSH_LM, SLA_EIGSH_LM};
+    for (int q = 0; q < 3; q++) {
+        if (ms[q] == SLA_EIGSH_ARPACK && !have_arpack()) continue;
         sla_eigsh_options o;
         sla_eigsh_options_init(&o);
         o.which = ws[q];
@@ -570,6 +775,14 @@ static void not_converged_reported(void **state)
         double mx = 0;
         for (int i = 0; i < k; i++) mx = fmax(mx, res[i]);
         assert_true(mx == info.max_residual);
+        pair_residuals(&A, k, lam, V, mine);
+        for (int i = 0; i < k; i++) {
+            /* Rayleigh quotients of unit vectors lie in the spectrum [0, 8] */
+            if (!(lam[i] > 0 && lam[i] < 8 && isfinite(res[i])))
+                fail_msg("method %s: pair %d: λ = %g, residual %g", sla_eigsh_method_name(ms[q]),
+                         i, lam[i], res[i]);
+            TU_CLOSE(mine[i], res[i], 1e-6);
+        }
     }
     free(v); free(V);
     sla_pattern_free(&p);
@@ -602,12 +815,14 @@ static void preconditioned_lobpcg(void **state)
     assert_true(prec.iterations * 4 < plain.iterations);
     /* a start block of exact eigenvectors: converged at once */
     o.precond_solver = NULL;
-    o.v0 = V;
+    double *V0 = xmalloc(sizeof(double) * n * k);      /* v0 is an input: not the output V */
+    memcpy(V0, V, sizeof(double) * n * k);
+    o.v0 = V0;
     o.nv0 = k;
     TU_OK(sla_eigsh(&A, k, &o, lam, V, &prec));
     assert_true(prec.iterations <= 2);
     sla_solver_free(&s);
-    free(v); free(V); free(ev);
+    free(v); free(V); free(V0); free(ev);
     sla_pattern_free(&p);
 }
 
@@ -826,6 +1041,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(laplace1d_closed_form),
         cmocka_unit_test(laplace2d_closed_form),
+        cmocka_unit_test(sigma_auto_factor),
         cmocka_unit_test(nos6_cluster),
         cmocka_unit_test(bus1138_smallest),
         cmocka_unit_test(dense_references),
@@ -834,6 +1050,7 @@ int main(void)
         cmocka_unit_test(identity_repeated),
         cmocka_unit_test(tiny_and_full),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(aliasing_rejected),
         cmocka_unit_test(batched_values),
         cmocka_unit_test(float32_values),
         cmocka_unit_test(not_converged_reported),
