@@ -21,6 +21,10 @@
  *          log-determinant is sign 0 / −inf, and solves or logdet_grad return SLA_ESINGULAR
  *          naming the first null pivot's column (PIVNUL_LIST). Other MUMPS errors are translated
  *          into messages (mumps_error()).
+ * Empty    MUMPS rejects n = 0 and a matrix without entries (INFOG(1) = −16, −2), so those are
+ *          not handed to it (m->empty): 0 × 0 is regular with det = 1 (sign 1, log|det| 0, as
+ *          every other method); n × n without stored entries is the zero matrix, singular at
+ *          column 0 (sign 0, −inf; solves SLA_ESINGULAR).
  * logdet   From MUMPS's determinant (ICNTL(33) = 1): det = RINFOG(12)·2^INFOG(34); its sign
  *          includes the signs of the 1×1 and 2×2 pivots of D.
  * Gradient of log|det|: the entries of A⁻¹ on the pattern, by MUMPS's selected-inverse solve
@@ -59,6 +63,7 @@ typedef struct mumps_impl {
     int64_t *nnull;           /* [batch] null pivots (INFOG(28)) */
     int64_t *null_col;        /* [batch] first null pivot's column, 0-based */
     sla_ordering ordering;    /* resolved (never AUTO) */
+    int empty;                /* no stored entry (n = 0 or the zero matrix): no MUMPS instance */
     int valid;
     char why_invalid[400];
 } mumps_impl;
@@ -299,6 +304,16 @@ static sla_status factorize_all(sla_solver *s, int gathered)
 {
     mumps_impl *m = s->impl;
     m->valid = 0;
+    if (m->empty) {
+        /* the zero matrix: every pivot is null, the first at column 0; n = 0: none */
+        for (int64_t b = 0; b < s->batch; b++) {
+            m->nnull[b] = s->n;
+            m->null_col[b] = s->n > 0 ? 0 : -1;
+        }
+        s->rcond = s->n > 0 ? 0.0 : NAN;
+        m->valid = 1;
+        return SLA_OK;
+    }
     if (!gathered) gather_values(s, m);
     sla_batch_error err = SLA_BATCH_ERROR_INIT;
     for (int64_t b = 0; b < s->batch; b++) {
@@ -335,6 +350,12 @@ static sla_status check_usable(const sla_solver *s, int need_regular)
 
 static void describe(sla_solver *s, mumps_impl *m)
 {
+    if (m->empty) {
+        snprintf(s->description, sizeof s->description, "ldlt (MUMPS %s sequential): %s, nothing "
+                 "to factor%s", MUMPS_VERSION, s->n ? "no stored entries (the zero matrix)"
+                 : "0 × 0", s->batch > 1 ? ", batched" : "");
+        return;
+    }
     const DMUMPS_STRUC_C *id = &m->id[0];
     double lnz = mumps_count(id->INFOG(29));
     char buf[32];
@@ -408,12 +429,16 @@ static sla_status mumps_create(sla_solver *s)
     if (!m->id || !m->live || !m->nnull || !m->null_col) return SLA_ENOMEM;
     SLA_TRY(build_input(m, s->pattern, s->batch));
     SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
-    for (int64_t b = 0; b < s->batch; b++) {
+    m->empty = m->low.nnz == 0;
+    if (m->empty) m->ordering = s->opt.ordering == SLA_ORDERING_AUTO ? SLA_ORDERING_AMD : s->opt.ordering;
+    for (int64_t b = 0; b < s->batch && !m->empty; b++) {
         SLA_TRY(instance_init(&m->id[b]));
         m->live[b] = 1;
     }
-    gather_values(s, m);
-    SLA_TRY(analyze_all(s, m));
+    if (!m->empty) {
+        gather_values(s, m);
+        SLA_TRY(analyze_all(s, m));
+    }
     sla_status st = factorize_all(s, 1);
     describe(s, m);
     return st;
@@ -426,12 +451,15 @@ static sla_status mumps_refactor(sla_solver *s)
     return factorize_all(s, 0);
 }
 
-/* op = N and T are the same solve: A is symmetric. */
+/* op = N and T are the same solve: A is symmetric. info: nothing is written; in particular
+ * residual_norm and relative_residual stay as the generic layer's info_init set them, which is
+ * how solver.c tells that this backend computes no residual and measures the true one itself. */
 static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                               sla_solve_info *info)
 {
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
+    if (m->empty) return SLA_OK;     /* n = 0 (the zero matrix n > 0 failed check_usable) */
     int64_t n = s->n;
     size_t es = sla_dtype_size(s->dtype);
     double *rhs = sla_malloc((size_t)(n * nrhs), sizeof(double), "right-hand sides");
@@ -462,8 +490,13 @@ static sla_status mumps_logdet(sla_solver *s, double *sign, double *logabsdet)
     SLA_TRY(check_usable(s, 0));
     mumps_impl *m = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
+        if (m->empty && s->n == 0) {           /* the determinant of the 0 × 0 matrix is 1 */
+            sign[b] = 1;
+            logabsdet[b] = 0;
+            continue;
+        }
         const DMUMPS_STRUC_C *id = &m->id[b];
-        double mant = id->RINFOG(12);
+        double mant = m->empty ? 0.0 : id->RINFOG(12);
         if (m->nnull[b] > 0 || mant == 0) {
             sign[b] = 0;
             logabsdet[b] = -INFINITY;
@@ -482,6 +515,7 @@ static sla_status mumps_logdet_grad(sla_solver *s, const double *g, void *dvalue
 {
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
+    if (m->empty) return SLA_OK;     /* n = 0: no entries to write */
     int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
     if (nnz > INT32_MAX) return SLA_FAIL(SLA_ESHAPE, "nnz = %lld too large for MUMPS", (long long)nnz);
     const int64_t *rp = sla_pattern_rowptr(s->pattern);
@@ -533,15 +567,22 @@ sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, do
     DMUMPS_STRUC_C id;
     sla_status st = build_input(&m, A->pattern, 0);
     int live = 0;
-    if (st == SLA_OK) { st = instance_init(&id); live = st == SLA_OK; }
-    if (st == SLA_OK) {
+    if (st == SLA_OK && m.low.nnz == 0) {
+        /* nothing to factor (MUMPS rejects it): no entries, no flops */
+        if (nnz_L) *nnz_L = 0;
+        if (flops) *flops = 0;
+    } else if (st == SLA_OK) {
+        st = instance_init(&id);
+        live = st == SLA_OK;
+    }
+    if (st == SLA_OK && live) {
         set_matrix(&id, &m, 0);
         id.a = NULL;
         sla_ordering ord = ordering == SLA_ORDERING_AUTO ? SLA_ORDERING_AMD : ordering;
         st = set_ordering(&id, ord, &m.low, m.perm);
+        if (st == SLA_OK) st = mumps_run(&id, 1, "analysis");
     }
-    if (st == SLA_OK) st = mumps_run(&id, 1, "analysis");
-    if (st == SLA_OK) {
+    if (st == SLA_OK && live) {
         if (nnz_L) *nnz_L = mumps_count(id.INFOG(20));
         if (flops) *flops = id.RINFOG(1);
     }

@@ -291,32 +291,49 @@ static void dt_check_logdet_grad_columns(sla_solver *s, const sla_pattern *p, co
     free(dv); free(e); free(col);
 }
 
-/* Every allocation of create / solve / logdet_grad on (p, v) duplicated into a batch of 2 failing
- * in turn returns SLA_ENOMEM cleanly (ASan checks that nothing leaks), until all succeed. */
+/* Every allocation of create / solve / logdet / logdet_grad on (p, v) duplicated into a batch
+ * of 2 failing in turn returns SLA_ENOMEM (ASan checks that nothing leaks), until all succeed;
+ * once in float64 with one right-hand side, once in float32 with three (the conversion
+ * buffers). An allocation that failed while the calls still succeeded was swallowed: the
+ * allocation count of the run tells (sla_test_fail_alloc_after returns it). */
 static void dt_check_allocation_failures(const sla_pattern *p, const double *v, sla_method method,
                                          sla_ordering ordering)
 {
     int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
-    double *vb = dt_alloc(2 * nnz), *b = dt_alloc(2 * n), *x = dt_alloc(2 * n), *dv = dt_alloc(2 * nnz);
+    double *vb = dt_alloc(2 * nnz), *b = dt_alloc(6 * n), *x = dt_alloc(6 * n), *dv = dt_alloc(2 * nnz);
+    float *vf = calloc((size_t)(2 * nnz + 1), sizeof(float)), *bf = calloc((size_t)(6 * n + 1), sizeof(float));
+    assert_true(vf && bf);
     memcpy(vb, v, sizeof(double) * (size_t)nnz);
     memcpy(vb + nnz, v, sizeof(double) * (size_t)nnz);
-    for (int64_t i = 0; i < 2 * n; i++) b[i] = 1;
-    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 2, vb);
+    for (int64_t i = 0; i < 2 * nnz; i++) vf[i] = (float)vb[i];
+    for (int64_t i = 0; i < 6 * n; i++) { b[i] = 1; bf[i] = 1; }
     sla_solver_options o = dt_opts(method, ordering);
-    int done = 0;
-    for (int64_t k = 0; k < 200 && !done; k++) {
-        sla_solver *s = NULL;
-        sla_test_fail_alloc_after(k);
-        sla_status st = sla_solver_create(&A, &o, &s);
-        if (st == SLA_OK) st = sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL);
-        if (st == SLA_OK) st = sla_solver_logdet_grad(s, NULL, dv);
-        sla_test_fail_alloc_after(-1);
-        if (st == SLA_OK) done = 1;
-        else assert_int_equal(st, SLA_ENOMEM);
-        sla_solver_free(&s);
+    for (int f32 = 0; f32 < 2; f32++) {
+        sla_matrix A = sla_matrix_view(p, f32 ? SLA_FLOAT32 : SLA_FLOAT64, 2, f32 ? (void *)vf : (void *)vb);
+        int64_t nrhs = f32 ? 3 : 1;
+        int done = 0;
+        for (int64_t k = 0; k < 400 && !done; k++) {
+            sla_solver *s = NULL;
+            double sg[2], ld[2];
+            sla_test_fail_alloc_after(k);
+            sla_status st = sla_solver_create(&A, &o, &s);
+            if (st == SLA_OK) st = sla_solver_solve(s, SLA_OP_N, nrhs, f32 ? (void *)bf : (void *)b, x, NULL);
+            if (st == SLA_OK) st = sla_solver_logdet(s, sg, ld);
+            if (st == SLA_OK) st = sla_solver_logdet_grad(s, NULL, dv);
+            int64_t used = sla_test_fail_alloc_after(-1);
+            if (st == SLA_OK && k < used)
+                fail_msg("%s (%s): allocation %lld of %lld failed but every call succeeded",
+                         sla_method_name(method), f32 ? "float32" : "float64", (long long)k,
+                         (long long)used);
+            if (st == SLA_OK) done = 1;
+            else if (st != SLA_ENOMEM)
+                fail_msg("%s (%s), allocation %lld failing: status %d, %s", sla_method_name(method),
+                         f32 ? "float32" : "float64", (long long)k, (int)st, sla_last_error());
+            sla_solver_free(&s);
+        }
+        assert_true(done);
     }
-    assert_true(done);
-    free(vb); free(b); free(x); free(dv);
+    free(vb); free(b); free(x); free(dv); free(vf); free(bf);
 }
 
 /* float32 values and right-hand sides of a shared matrix: scaled residual (in double) ≤ 1e-6,

@@ -295,6 +295,23 @@ static void logdet_grad_shared(void **state)
     }
 }
 
+/* sla_solver_create with cholesky on the n × n COO matrix fails with SLA_ENOTSPD saying `text`. */
+static void expect_not_spd(int64_t n, int64_t nnz, const int64_t *r, const int64_t *c,
+                           const double *v, const char *text)
+{
+    sla_pattern *p = NULL;
+    double csr[8];
+    TU_OK(sla_pattern_from_coo(n, n, nnz, r, c, &p));
+    if (nnz) TU_OK(sla_values_gather(p, SLA_FLOAT64, 1, v, csr));
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, nnz ? csr : NULL);
+    sla_solver_options o = chol_opts(SLA_ORDERING_AUTO);
+    sla_solver *s = (sla_solver *)0x1;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_ENOTSPD);
+    assert_null(s);
+    if (!strstr(sla_last_error(), text)) fail_msg("'%s' lacks '%s'", sla_last_error(), text);
+    sla_pattern_free(&p);
+}
+
 static void not_spd_names_column(void **state)
 {
     /* diag(1, 2, −3, 4) */
@@ -310,8 +327,16 @@ static void not_spd_names_column(void **state)
         assert_null(s);
         assert_non_null(strstr(sla_last_error(), "column 2 "));
         assert_non_null(strstr(sla_last_error(), "A[0]"));
+        assert_non_null(strstr(sla_last_error(), "diagonal entry a(2,2) = -3 "));
     }
     sla_pattern_free(&p);
+    /* structurally singular: row and column 1 empty; the zero matrix (no entries); a stored
+     * zero row: each names the column and says why */
+    int64_t r2[] = {0, 2, 0, 2}, c2[] = {0, 2, 2, 0};
+    double v2[] = {2, 3, 1, 1}, zeros[3] = {0, 0, 0};
+    expect_not_spd(3, 4, r2, c2, v2, "row and column 1 of A are zero (A is singular");
+    expect_not_spd(3, 0, NULL, NULL, NULL, "row and column 0 of A are zero");
+    expect_not_spd(3, 3, r, r, zeros, "of A are zero");
     /* 2D Poisson with a negative diagonal at 17, second batch element only */
     double *v = NULL;
     tu_poisson2d(6, 6, &p, &v);

@@ -357,6 +357,52 @@ static void singular_matrices(void **state)
     sla_pattern_free(&p);
 }
 
+/* No stored entry: n = 0 is regular (det 1, as every method), n × n is the zero matrix (sign 0,
+ * −inf, solves SLA_ESINGULAR naming column 0). MUMPS rejects both (INFOG(1) = −16, −2), so
+ * the backend must not hand them to it; batches, refactor and method auto included. */
+static void empty_and_zero_matrices(void **state)
+{
+    if (!have_mumps()) skip();
+    for (int64_t n = 0; n <= 3; n += 3)
+        for (int64_t batch = 1; batch <= 2; batch++) {
+            sla_pattern *p = NULL;
+            TU_OK(sla_pattern_from_coo(n, n, 0, NULL, NULL, &p));
+            sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, batch, NULL);
+            const sla_method ms[] = {SLA_METHOD_LDLT, SLA_METHOD_AUTO, SLA_METHOD_LU};
+            for (int q = 0; q < 3; q++) {
+                sla_solver_options o = dt_opts(ms[q], SLA_ORDERING_AUTO);
+                sla_solver *s = NULL;
+                TU_OK(sla_solver_create(&A, &o, &s));
+                if (ms[q] == SLA_METHOD_LDLT)
+                    assert_non_null(strstr(sla_solver_describe(s), "ldlt (MUMPS"));
+                double sg[2] = {9, 9}, ld[2] = {9, 9}, b[6] = {1, 1, 1, 1, 1, 1}, x[6];
+                TU_OK(sla_solver_logdet(s, sg, ld));
+                for (int64_t e = 0; e < batch; e++) {
+                    if (n == 0) assert_true(sg[e] == 1 && ld[e] == 0);
+                    else assert_true(sg[e] == 0 && ld[e] == -INFINITY);
+                }
+                sla_status st = sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL);
+                if (n == 0) {
+                    TU_OK(st);
+                    TU_OK(sla_solver_logdet_grad(s, NULL, NULL));
+                } else {
+                    assert_int_equal(st, SLA_ESINGULAR);
+                    if (!strstr(sla_last_error(), "column 0"))
+                        fail_msg("%s: '%s' names no column", sla_method_name(ms[q]), sla_last_error());
+                    assert_int_equal(sla_solver_logdet_grad(s, NULL, NULL), SLA_ESINGULAR);
+                }
+                TU_OK(sla_solver_refactor(s, NULL));
+                TU_OK(sla_solver_logdet(s, sg, ld));
+                assert_true(sg[0] == (n == 0 ? 1 : 0));
+                sla_solver_free(&s);
+            }
+            double lnz = -1, fl = -1;
+            TU_OK(sla_mumps_analyze_cost(&A, SLA_ORDERING_AUTO, &lnz, &fl));
+            assert_true(lnz == 0 && fl == 0);
+            sla_pattern_free(&p);
+        }
+}
+
 static void tiny_and_structured(void **state)
 {
     if (!have_mumps()) skip();
@@ -453,6 +499,7 @@ int main(void)
         cmocka_unit_test(logdet_and_grad_dense),
         cmocka_unit_test(logdet_grad_hangglider),
         cmocka_unit_test(singular_matrices),
+        cmocka_unit_test(empty_and_zero_matrices),
         cmocka_unit_test(tiny_and_structured),
         cmocka_unit_test(auto_ordering_rule),
         cmocka_unit_test(bad_input),
