@@ -181,6 +181,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=1200.0)
     ap.add_argument("--child", nargs=2, metavar=("IMPL", "K"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.grid < 2 or any(k < 1 for k in args.iters):
+        ap.error("--grid must be ≥ 2 and every --iters value ≥ 1")
+    if not (args.limit_gb > 0 and args.timeout > 0):
+        ap.error("--limit-gb and --timeout must be > 0")
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]), args.grid)))
         return

@@ -99,6 +99,17 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.size < 4:
         ap.error("--size must be ≥ 4")
+    if args.steps < 1 or args.print_every < 1:
+        ap.error("--steps and --print-every must be ≥ 1")
+    if not (args.lr > 0 and math.isfinite(args.lr)) or not (args.reg >= 0 and
+                                                            math.isfinite(args.reg)):
+        ap.error("--lr must be finite and > 0, --reg finite and ≥ 0")
+    try:
+        if not torch_sla.method_available(args.method):
+            ap.error(f"--method {args.method}: no backend of this libsla serves it "
+                     f"(see torch_sla.show_backends())")
+    except ValueError as e:
+        ap.error(f"--method: {e}")
 
     size, n = args.size, (args.size - 2) ** 2
     row, col, W = assembly_map(size)

@@ -6,17 +6,51 @@ Conventions inside this module: matrix values are [B, nnz] contiguous tensors in
 (B ≥ 1, the flattened batch), dense blocks are [n, k] (shared by the batch) or [B, n, k].
 """
 import ctypes
+import functools
 import warnings
 
 import torch
+from torch._C import _functions as _torch_functions
 from torch.autograd import Function
-from torch.autograd.function import once_differentiable
 
 from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, Matrix, check, lib
 from ._solver import acquire, info_from_c
 from .errors import ConvergenceError, ConvergenceWarning
 
 DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
+
+
+def first_order(backward):
+    """Marks a backward computed in C (not differentiable itself). Like PyTorch's
+    once_differentiable, but a double backward (create_graph=True, then differentiating the
+    gradients) raises instead of silently treating the gradients as constants also when only
+    the tensors *saved* by the forward require grad (values, x): once_differentiable looks at
+    the incoming gradients only, so e.g. ∂(A x)/∂values = g xᵀ would be taken as independent
+    of x."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        track = torch.is_grad_enabled() and (
+            any(isinstance(g, torch.Tensor) and g.requires_grad for g in grads) or
+            any(t is not None and t.requires_grad for t in ctx.saved_tensors))
+        with torch.no_grad():
+            outputs = backward(ctx, *grads)
+        if not track:
+            return outputs
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        err = _torch_functions.DelayedError(
+            b"torch_sla: double backward is not supported (the gradients of torch_sla "
+            b"operations are computed in libsla and are not themselves differentiable)",
+            len(outputs))
+
+        def alias(t):
+            if t is None:
+                return None
+            t = t.detach()
+            t.requires_grad = True
+            return t
+        return err(*[alias(t) for t in outputs])
+    return wrapper
 
 
 def matrix_view(pattern, values):
@@ -86,16 +120,20 @@ class Gather(Function):
     @staticmethod
     def forward(ctx, coo, pattern):
         out = coo.new_empty(coo.shape[0], pattern.nnz)
+        ctx.pattern = pattern
+        if coo.shape[0] == 0:                        # empty batch: nothing to gather
+            return out
         check(lib.sla_values_gather(pattern.ptr, DTYPE_CODE[coo.dtype], coo.shape[0],
                                     coo.data_ptr(), out.data_ptr()))
-        ctx.pattern = pattern
         return out
 
     @staticmethod
-    @once_differentiable
+    @first_order
     def backward(ctx, g):
         g = g.contiguous()
         out = g.new_empty(g.shape[0], ctx.pattern.nnz_input)
+        if g.shape[0] == 0:
+            return out, None
         check(lib.sla_values_scatter(ctx.pattern.ptr, DTYPE_CODE[g.dtype], g.shape[0],
                                      g.data_ptr(), out.data_ptr()))
         return out, None
@@ -126,7 +164,7 @@ class SpMV(Function):
         return y
 
     @staticmethod
-    @once_differentiable
+    @first_order
     def backward(ctx, g):
         values, x = ctx.saved_tensors
         need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
@@ -178,7 +216,7 @@ class Solve(Function):
         return x
 
     @staticmethod
-    @once_differentiable
+    @first_order
     def backward(ctx, g):
         values, x = ctx.saved_tensors
         solver = ctx.solver
@@ -219,7 +257,7 @@ class Slogdet(Function):
         return torch.tensor(lad, dtype=values.dtype), sign_t
 
     @staticmethod
-    @once_differentiable
+    @first_order
     def backward(ctx, g_lad, g_sign):
         (values,) = ctx.saved_tensors
         solver = ctx.solver
@@ -322,7 +360,7 @@ class Eigsh(Function):
         return evals, evecs
 
     @staticmethod
-    @once_differentiable
+    @first_order
     def backward(ctx, g_vals, g_vecs):
         values, evals, evecs = ctx.saved_tensors
         dv = torch.empty_like(values)

@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 from ._capi import (METHODS, ORDERINGS, PRECONDS, REASONS, SolveInfoC,
                     SolverOptions, check, lib)
+from ._args import as_int, as_opt_int, as_opt_real, choice
 from ._lru import trim
 from .errors import SlaError, SolveInfo
 
@@ -30,45 +31,46 @@ SOLVER_CACHE_SIZE = 8
 _TORCH_SLA_BACKENDS = ("scipy", "eigen", "cupy", "cudss", "cusolver", "pytorch")
 
 
-def _index(names, value, what):
-    if value is None:
-        return 0
-    v = str(value).lower()
-    if v not in names:
-        raise ValueError(f"{what} = {value!r} is not one of {', '.join(names)}")
-    return names.index(v)
+# SLA_PRECOND_USER needs a C callback: not offered to Python callers
+_PY_PRECONDS = tuple(p for p in PRECONDS if p != "user")
 
 
 class Options:
-    """Solver options as a hashable key plus the C struct they describe."""
+    """Solver options as a hashable key plus the C struct they describe. Every argument is
+    checked here (type and value), so the C struct never receives a rounded or wrapped
+    value. need_determinant: the solver will serve sla_solver_logdet (method 'auto' then
+    chooses among direct methods only); it is part of the cache key, so a solver chosen for
+    solves (possibly iterative) is never reused for a determinant."""
 
     __slots__ = ("method", "precond", "ordering", "backend", "rtol", "atol", "maxiter",
-                 "restart", "key")
+                 "restart", "need_determinant", "key")
 
     def __init__(self, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
-                 preconditioner=None, ordering=None, restart=None):
-        self.method = _index(METHODS, method or "auto", "method")
-        self.precond = _index(PRECONDS, preconditioner or "auto", "preconditioner")
-        self.ordering = _index(ORDERINGS, ordering or "auto", "ordering")
-        if backend is not None and not isinstance(backend, str):
+                 preconditioner=None, ordering=None, restart=None, need_determinant=False):
+        self.method = choice(method, METHODS, "method", default="auto")
+        if preconditioner is not None and str(preconditioner).lower() == "user":
+            raise ValueError("preconditioner = 'user' needs a C callback; torch_sla offers "
+                             f"{', '.join(_PY_PRECONDS)}")
+        self.precond = PRECONDS.index(_PY_PRECONDS[
+            choice(preconditioner, _PY_PRECONDS, "preconditioner", default="auto")])
+        self.ordering = choice(ordering, ORDERINGS, "ordering", default="auto")
+        if backend is None:
+            backend = "auto"
+        if not isinstance(backend, str):
             raise TypeError(f"backend must be a string, got {type(backend).__name__}")
-        self.backend = (backend or "auto").lower()
+        if not backend.strip():
+            raise ValueError("backend = '' : use 'auto' or a name from show_backends()")
+        self.backend = backend.lower()
         if self.backend in _TORCH_SLA_BACKENDS:
             raise ValueError(f"backend = {backend!r} is a torch-sla backend; torch_sla runs on "
                              f"libsla: use backend='auto' or a name from show_backends()")
-        for name, v in (("rtol", rtol), ("atol", atol)):
-            if v is not None and not (float(v) >= 0 and float(v) != float("inf")):
-                raise ValueError(f"{name} = {v!r} must be finite and ≥ 0")
-        if maxiter is not None and int(maxiter) < 0:
-            raise ValueError(f"maxiter = {maxiter!r} must be ≥ 0")
-        if restart is not None and int(restart) < 1:
-            raise ValueError(f"restart = {restart!r} must be ≥ 1")
-        self.rtol = None if rtol is None else float(rtol)
-        self.atol = None if atol is None else float(atol)
-        self.maxiter = None if maxiter is None else int(maxiter)
-        self.restart = None if restart is None else int(restart)
+        self.rtol = as_opt_real(rtol, "rtol", minimum=0)
+        self.atol = as_opt_real(atol, "atol", minimum=0)
+        self.maxiter = as_opt_int(maxiter, "maxiter", minimum=0)
+        self.restart = as_opt_int(restart, "restart", minimum=1)
+        self.need_determinant = bool(need_determinant)
         self.key = (self.method, self.precond, self.ordering, self.backend, self.rtol,
-                    self.atol, self.maxiter, self.restart)
+                    self.atol, self.maxiter, self.restart, self.need_determinant)
 
     @property
     def method_name(self):
@@ -89,6 +91,7 @@ class Options:
             opt.maxiter = self.maxiter
         if self.restart is not None:
             opt.restart = self.restart
+        opt.need_determinant = int(self.need_determinant)
         return opt, backend
 
 
@@ -257,10 +260,11 @@ def clear_solver_cache():
 
 
 def set_solver_cache_size(n):
-    """Maximum number of cached solvers (0 disables the refactor fast path). Returns the old
-    size."""
+    """Maximum number of cached solvers, an integer ≥ 0 (0 disables the refactor fast path).
+    Returns the old size."""
     global SOLVER_CACHE_SIZE
-    old, SOLVER_CACHE_SIZE = SOLVER_CACHE_SIZE, int(n)
+    n = as_int(n, "set_solver_cache_size: n", minimum=0)
+    old, SOLVER_CACHE_SIZE = SOLVER_CACHE_SIZE, n
     with _lock:
         trim(_cache, SOLVER_CACHE_SIZE)
     return old

@@ -5,6 +5,7 @@ from typing import List, Optional
 
 import torch
 
+from ._args import choice
 from ._capi import METHODS, BackendInfoC, check, lib
 
 _DTYPES = (torch.float64, torch.float32)
@@ -44,11 +45,22 @@ def get_available_backends() -> List[str]:
 
 def method_available(method, dtype=torch.float64, backend=None) -> bool:
     """True if some available backend (or the named one) serves `method` for `dtype`.
-    'auto' is available when any direct method is."""
+    'auto' is available when any direct method is. An unknown method or backend name raises
+    ValueError (a typo would otherwise read as "not available")."""
+    method = METHODS[choice(method, METHODS, "method")]
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype, got {dtype!r}")
+    bs = backends()
+    if backend is not None:
+        if not isinstance(backend, str):
+            raise TypeError(f"backend must be a string, got {type(backend).__name__}")
+        names = [b.name for b in bs]
+        if backend != "auto" and backend not in names:
+            raise ValueError(f"backend = {backend!r} is not one of auto, {', '.join(names)}")
     if method == "auto":
         return any(method_available(m, dtype, backend) for m in ("cholesky", "ldlt", "lu"))
     return any(b.available and method in b.methods and dtype in b.dtypes and
-               (backend in (None, "auto") or b.name == backend) for b in backends())
+               (backend in (None, "auto") or b.name == backend) for b in bs)
 
 
 def show_backends(file=None):

@@ -4,6 +4,7 @@ import os
 
 import torch
 
+from ._args import batch_index
 from ._capi import MM_FIELDS, MM_SYMMETRIES, CooC, check, lib, require
 from ._functions import matrix_view
 
@@ -51,17 +52,22 @@ def save_mtx(A, path, comment="", field="real", symmetry="general", index=0):
     """Writes matrix `index` of a (batched) SparseTensor as a Matrix Market coordinate file
     (gzip-compressed if path ends in .gz). Duplicates are summed. field: 'real' (%.17g),
     'integer' or 'pattern'; symmetry: 'general' or 'symmetric' (lower triangle; the matrix must
-    be numerically symmetric)."""
+    be numerically symmetric). index: an int of the flattened batch, or a tuple with one int
+    per batch dimension (0 for an unbatched tensor)."""
+    from .sparse_tensor import SparseTensor
     require("sla_mm_write", "save_mtx")
+    if not isinstance(A, SparseTensor):
+        raise TypeError(f"save_mtx writes a SparseTensor, got {type(A).__name__} (for a dense "
+                        f"tensor use SparseTensor.from_dense)")
+    if not isinstance(comment, str):
+        raise TypeError(f"comment must be a string, got {type(comment).__name__}")
     if field not in ("real", "integer", "pattern"):
         raise ValueError(f"field = {field!r}: use 'real', 'integer' or 'pattern'")
     if symmetry not in ("general", "symmetric"):
         raise ValueError(f"symmetry = {symmetry!r}: use 'general' or 'symmetric'")
+    index = batch_index(index, A.batch_shape)
     vals = A._csr().detach().contiguous()
-    B = vals.shape[0]
-    if not -B <= index < B:
-        raise ValueError(f"index = {index} is out of range for a batch of {B}")
     view = matrix_view(A.pattern, vals)
     text = comment.encode() if comment else None
-    check(lib.sla_mm_write(os.fsencode(path), ctypes.byref(view), index % B, MM_FIELDS[field],
+    check(lib.sla_mm_write(os.fsencode(path), ctypes.byref(view), index, MM_FIELDS[field],
                            MM_SYMMETRIES[symmetry], text))

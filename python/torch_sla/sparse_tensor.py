@@ -10,6 +10,8 @@ import numbers
 import torch
 
 from . import _functions as F
+from ._args import (as_int, as_opt_int, as_opt_real, as_real, as_shape, batch_index,
+                    shape_str)
 from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, check, lib
 from ._pattern import pattern_for
 from ._solver import Options
@@ -64,6 +66,7 @@ class SparseTensor:
 
     def __init__(self, values, row_indices, col_indices, shape, sparse_dim=(-2, -1),
                  _pattern=None):
+        shape = as_shape(shape)
         if tuple(sparse_dim) not in ((-2, -1), (len(shape) - 2, len(shape) - 1)):
             raise NotImplementedError("torch_sla supports sparse_dim=(-2, -1) only (no block "
                                       "dimensions after the matrix dimensions)")
@@ -72,9 +75,6 @@ class SparseTensor:
         _check_cpu(values, "values")
         if values.dtype not in _FLOAT_DTYPES:
             raise TypeError(f"values must be float64 or float32, got {values.dtype}")
-        shape = tuple(int(s) for s in shape)
-        if len(shape) < 2 or any(s < 0 for s in shape):
-            raise ValueError(f"shape must be (*batch, M, N) with sizes ≥ 0, got {shape}")
         row = _as_index(row_indices, "row_indices")
         col = _as_index(col_indices, "col_indices")
         if row.numel() != col.numel():
@@ -82,8 +82,9 @@ class SparseTensor:
                              f"{col.numel()}")
         expect = shape[:-2] + (row.numel(),)
         if tuple(values.shape) != expect:
-            raise ValueError(f"values has shape {tuple(values.shape)}; for shape {shape} with "
-                             f"{row.numel()} entries it must be {expect}")
+            raise ValueError(f"values has shape {shape_str(values.shape)}; for shape "
+                             f"{shape_str(shape)} with {row.numel()} entries it must be "
+                             f"{shape_str(expect)}")
         self.values = values
         self.row_indices = row
         self.col_indices = col
@@ -98,6 +99,10 @@ class SparseTensor:
     def with_values(self, values):
         """A SparseTensor on the same pattern (no pattern work) with new values of shape
         [*batch, nnz] (the batch may differ)."""
+        if not isinstance(values, torch.Tensor):
+            raise TypeError(f"values must be a torch.Tensor, got {type(values).__name__}")
+        if values.dim() == 0:
+            raise ValueError(f"values must have shape [*batch, {self.nnz}], got a 0-d tensor")
         shape = tuple(values.shape[:-1]) + self.sparse_shape
         return SparseTensor(values, self.row_indices, self.col_indices, shape,
                             _pattern=self._pattern)
@@ -105,9 +110,14 @@ class SparseTensor:
     @classmethod
     def from_dense(cls, A, sparse_dim=(-2, -1)):
         """From a dense [*batch, M, N] tensor; keeps the entries that are nonzero in any batch
-        element. Values stay differentiable with respect to A."""
+        element. Values stay differentiable with respect to A; as with torch's
+        ``Tensor.to_sparse()``, entries that are zero in A are not part of the pattern and get
+        no gradient (build the SparseTensor on the full pattern to differentiate there)."""
         if not isinstance(A, torch.Tensor):
             A = torch.as_tensor(A)
+        _check_cpu(A, "A")
+        if A.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"from_dense: A must be float64 or float32, got {A.dtype}")
         if A.dim() < 2:
             raise ValueError(f"from_dense needs a [*batch, M, N] tensor, got shape "
                              f"{tuple(A.shape)}")
@@ -120,7 +130,13 @@ class SparseTensor:
     @classmethod
     def from_torch_sparse(cls, A):
         """From a 2-D torch sparse COO or CSR tensor (values stay differentiable)."""
+        if not isinstance(A, torch.Tensor):
+            raise TypeError(f"from_torch_sparse needs a torch sparse tensor, got "
+                            f"{type(A).__name__}")
         if A.layout == torch.sparse_csr:
+            if A.dim() != 2:
+                raise ValueError(f"from_torch_sparse supports 2-D sparse tensors, got shape "
+                                 f"{shape_str(A.shape)}")
             crow, col = A.crow_indices(), A.col_indices()
             counts = crow[1:] - crow[:-1]
             row = torch.repeat_interleave(torch.arange(A.shape[0]), counts)
@@ -136,10 +152,23 @@ class SparseTensor:
 
     @classmethod
     def from_scipy(cls, S, dtype=None):
-        """From any scipy.sparse matrix or array (converted to COO, duplicates kept)."""
+        """From any scipy.sparse matrix or array (converted to COO, duplicates kept). dtype:
+        torch.float64 or torch.float32 (default: float32 for float32 data, else float64).
+        Complex matrices raise TypeError (complex dtypes are not supported yet)."""
         import numpy as np
+        if not callable(getattr(S, "tocoo", None)):
+            raise TypeError(f"from_scipy needs a scipy.sparse matrix or array, got "
+                            f"{type(S).__name__} (use from_dense for dense arrays)")
+        if dtype is not None and dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
         coo = S.tocoo()
         data = np.asarray(coo.data)
+        if np.iscomplexobj(data):
+            raise TypeError(f"from_scipy: the matrix has complex dtype {data.dtype}; complex "
+                            f"dtypes are not supported yet (take .real explicitly if the "
+                            f"imaginary part is meant to be dropped)")
+        if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_):
+            raise TypeError(f"from_scipy: unsupported data dtype {data.dtype}")
         if dtype is None:
             dtype = torch.float32 if data.dtype == np.float32 else torch.float64
         values = torch.as_tensor(data).to(dtype)
@@ -223,6 +252,8 @@ class SparseTensor:
             dtype, device = None, dtype
         if device is not None and torch.device(device).type != "cpu":
             raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
+        if dtype is not None and dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
         return self if dtype is None or dtype == self.dtype else \
             self.with_values(self.values.to(dtype))
 
@@ -287,16 +318,11 @@ class SparseTensor:
         return torch.sparse_csr_tensor(p.rowptr(), p.csr_cols(), self._csr()[0], self._shape)
 
     def to_scipy(self, index=None):
-        """scipy.sparse.csr_matrix (batch element `index` of a batched tensor)."""
+        """scipy.sparse.csr_matrix of batch element `index` of a batched tensor: an int (of
+        the flattened batch) or a tuple of one int per batch dimension."""
         import scipy.sparse as sp
         p = self._pattern
-        vals = self._csr().detach()
-        if self.is_batched:
-            if index is None:
-                raise ValueError("to_scipy() of a batched SparseTensor needs index=")
-            vals = vals[index]
-        else:
-            vals = vals[0]
+        vals = self._csr().detach()[batch_index(index, self.batch_shape)]
         return sp.csr_matrix((vals.numpy().copy(), p.csr_cols().numpy(), p.rowptr().numpy()),
                              shape=self.sparse_shape)
 
@@ -320,6 +346,8 @@ class SparseTensor:
         """Numerical symmetry |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) (libsla).
         Returns a bool tensor: [] or [*batch]."""
         import ctypes
+        atol = as_real(atol, "atol", minimum=0)
+        rtol = as_real(rtol, "rtol", minimum=0)
         vals = self._csr().detach()
         out = []
         esize = vals.element_size() * vals.shape[1]
@@ -327,7 +355,7 @@ class SparseTensor:
             A = F.Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
                          vals.data_ptr() + b * esize)
             flag = ctypes.c_int()
-            check(lib.sla_matrix_is_symmetric(ctypes.byref(A), float(rtol), float(atol),
+            check(lib.sla_matrix_is_symmetric(ctypes.byref(A), rtol, atol,
                                               ctypes.byref(flag)))
             out.append(bool(flag.value))
         return self._unflatten(torch.tensor(out, dtype=torch.bool), ())
@@ -335,19 +363,27 @@ class SparseTensor:
     def norm(self, ord="fro"):
         """Matrix norm per batch element: 'fro' (differentiable), 1 (max column sum),
         inf (max row sum), 'max' (max |a_ij|)."""
-        vals = self._csr()
+        if isinstance(ord, bool) or not isinstance(ord, (str, numbers.Real, type(None))):
+            raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
         if ord in ("fro", "f", "F", None):
-            out = F.FroNorm.apply(vals, self._pattern)
+            which = "F"
         elif ord in (1, "1"):
-            out = F.matrix_norm(self._pattern, vals.detach(), "1")
+            which = "1"
         elif ord in (math.inf, "inf"):
-            out = F.matrix_norm(self._pattern, vals.detach(), "I")
+            which = "I"
         elif ord == "max":
-            out = F.matrix_norm(self._pattern, vals.detach(), "M")
+            which = "M"
         elif ord == 2:
             raise NotImplementedError("the spectral norm needs eigsh/svds, not available yet")
         else:
             raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
+        vals = self._csr()
+        if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
+            out = vals.sum(-1)
+        elif which == "F":
+            out = F.FroNorm.apply(vals, self._pattern)
+        else:
+            out = F.matrix_norm(self._pattern, vals.detach(), which)
         return self._unflatten(out, ())
 
     # ------------------------------------------------------------------------------------------
@@ -368,7 +404,7 @@ class SparseTensor:
         M, N = self.sparse_shape
         if not self.is_batched:
             if x.dim() == 0 or x.shape[-1 if x.dim() == 1 else -2] != N:
-                raise ValueError(f"A @ x: A is {M}×{N} but x has shape {tuple(x.shape)}")
+                raise ValueError(f"A @ x: A is {M}×{N} but x has shape {shape_str(x.shape)}")
             if x.dim() == 1:
                 return self._spmv(x.reshape(N, 1), SLA_OP_N).reshape(M)
             rest = x.shape[:-2]
@@ -385,8 +421,9 @@ class SparseTensor:
             return self._spmv(x.reshape(N, 1), SLA_OP_N).reshape(*bs, M)
         if len(xs) == 2 and xs[0] == N:
             return self._spmv(x, SLA_OP_N).reshape(*bs, M, xs[1])
-        raise ValueError(f"A @ x: A has shape {self._shape}; x must be {bs + (N,)}, "
-                         f"{bs + (N, 'K')}, ({N},) or ({N}, K), got {xs}")
+        raise ValueError(f"A @ x: A has shape {shape_str(self._shape)}; x must be "
+                         f"{shape_str(bs + (N,))}, {shape_str(bs + (N, 'K'))}, ({N},) or "
+                         f"({N}, K), got {shape_str(xs)}")
 
     def rmatmul(self, x):
         """x @ A. Unbatched A: x [..., M] → [..., N] (each row times A).
@@ -396,7 +433,7 @@ class SparseTensor:
         M, N = self.sparse_shape
         if not self.is_batched:
             if x.dim() == 0 or x.shape[-1] != M:
-                raise ValueError(f"x @ A: A is {M}×{N} but x has shape {tuple(x.shape)}")
+                raise ValueError(f"x @ A: A is {M}×{N} but x has shape {shape_str(x.shape)}")
             rows = x.reshape(-1, M)                          # [R, M]
             y = self._spmv(rows.t(), SLA_OP_T)               # [1, N, R] = Aᵀ rowsᵀ
             return y.reshape(N, -1).t().reshape(*x.shape[:-1], N)
@@ -412,15 +449,21 @@ class SparseTensor:
         if len(xs) == 2 and xs[1] == M:
             y = self._spmv(x.t(), SLA_OP_T)                  # [B, N, K]
             return y.transpose(1, 2).reshape(*bs, xs[0], N)
-        raise ValueError(f"x @ A: A has shape {self._shape}; x must be {bs + (M,)}, "
-                         f"{bs + ('K', M)}, ({M},) or (K, {M}), got {xs}")
+        raise ValueError(f"x @ A: A has shape {shape_str(self._shape)}; x must be "
+                         f"{shape_str(bs + (M,))}, {shape_str(bs + ('K', M))}, ({M},) or "
+                         f"(K, {M}), got {shape_str(xs)}")
 
     def __matmul__(self, x):
         return self.matmul(x)
 
     def __rmatmul__(self, x):
         if not isinstance(x, torch.Tensor):
-            x = torch.as_tensor(x, dtype=self.dtype)
+            # an ndarray or list: converted to the matrix's dtype, but never by dropping an
+            # imaginary part or a bool meaning
+            x = torch.as_tensor(x)
+            if x.dtype.is_complex or x.dtype == torch.bool:
+                raise TypeError(f"x @ A: x has dtype {x.dtype}; A has {self.dtype}")
+            x = x.to(self.dtype)
         return self.rmatmul(x)
 
     # ------------------------------------------------------------------------------------------
@@ -437,7 +480,7 @@ class SparseTensor:
             if len(bs) == 2 and bs[0] == N:
                 return b.reshape(1, N, bs[1]), bs
             raise ValueError(f"solve: A is {N}×{N}; b must have shape ({N},) or ({N}, K), "
-                             f"got {bs}")
+                             f"got {shape_str(bs)}")
         batch, B = self.batch_shape, self.batch_size
         if bs == batch + (N,):
             return b.reshape(B, N, 1), bs
@@ -447,8 +490,9 @@ class SparseTensor:
             return b.reshape(1, N, 1).expand(B, N, 1), batch + (N,)
         if len(bs) == 2 and bs[0] == N:
             return b.reshape(1, N, bs[1]).expand(B, N, bs[1]), batch + bs
-        raise ValueError(f"solve: A has shape {self._shape}; b must be {batch + (N,)}, "
-                         f"{batch + (N, 'K')}, ({N},) or ({N}, K), got {bs}")
+        raise ValueError(f"solve: A has shape {shape_str(self._shape)}; b must be "
+                         f"{shape_str(batch + (N,))}, {shape_str(batch + (N, 'K'))}, ({N},) "
+                         f"or ({N}, K), got {shape_str(bs)}")
 
     def solve(self, b, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
               preconditioner=None, *, tol=None, restart=None, ordering=None,
@@ -475,9 +519,20 @@ class SparseTensor:
         if tol is not None:
             if rtol is not None:
                 raise ValueError("give rtol or tol, not both")
-            rtol = tol
+            rtol = as_real(tol, "tol", minimum=0)
         opts = Options(method, backend, rtol, atol, maxiter, preconditioner, ordering, restart)
         b3, out_shape = self._rhs(b)
+        if b3.shape[-1] == 0 or b3.shape[0] == 0:
+            # no right-hand side (b [N, 0]) or an empty batch: an empty x, like
+            # torch.linalg.solve
+            x = (b3 * 0).reshape(out_shape)
+            if not return_info:
+                return x
+            from .errors import SolveInfo
+            return x, SolveInfo(method=opts.method_name, converged=True, iterations=0,
+                                residual=0.0, reason="converged", relative_residual=0.0,
+                                description="nothing to solve (no right-hand side or an "
+                                            "empty batch)")
         vals = self._csr()
         config = F.SolveConfig(strict=strict, want_info=return_info)
         x = F.Solve.apply(vals, b3.contiguous(), self._pattern, opts, config)
@@ -488,15 +543,23 @@ class SparseTensor:
     # Determinants
     # ------------------------------------------------------------------------------------------
     def slogdet(self, method="auto", backend="auto"):
-        """(sign, log|det A|) per matrix, from a direct factorization; log|det| is
-        differentiable (gradient A⁻ᵀ on the pattern, computed in libsla from the factors)."""
+        """(sign, log|det A|) per matrix like torch.linalg.slogdet, from a direct
+        factorization (method 'auto' chooses among cholesky, ldlt, lu, klu): sign is −1, 0 or
+        1, log|det A| is differentiable (gradient A⁻ᵀ on the pattern, computed in libsla from
+        the factors). The form to use for indefinite matrices (logdet is NaN there)."""
         if not self.is_square:
             raise ValueError(f"slogdet needs a square matrix, A has shape {self._shape}")
-        if method in ITERATIVE:
+        # need_determinant: method 'auto' chooses among direct methods only (an M-matrix may
+        # otherwise get CG), and the cache keeps these solvers apart from the solves' ones
+        opts = Options(method, backend, need_determinant=True)
+        if opts.method_name in ITERATIVE:
             raise ValueError(f"method {method!r} is iterative; determinants need a direct "
                              f"method (auto, cholesky, ldlt, lu, klu)")
-        opts = Options(method, backend)
-        lad, sign = F.Slogdet.apply(self._csr(), self._pattern, opts)
+        vals = self._csr()
+        if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
+            lad = vals.sum(-1)
+            return self._unflatten(lad.detach(), ()), self._unflatten(lad, ())
+        lad, sign = F.Slogdet.apply(vals, self._pattern, opts)
         return self._unflatten(sign, ()), self._unflatten(lad, ())
 
     def logdet(self, method="auto", backend="auto"):
@@ -534,17 +597,24 @@ class SparseTensor:
         if not self.is_square:
             raise ValueError(f"eigsh needs a square matrix, A has shape {self._shape}")
         from ._capi import EIGSH_METHODS
-        if method not in EIGSH_METHODS:
+        if not isinstance(method, str) or method not in EIGSH_METHODS:
             raise ValueError(f"method = {method!r} is not one of {', '.join(EIGSH_METHODS)}")
         N = self._shape[-1]
-        k = int(k)
+        if N == 0:
+            raise ValueError(f"eigsh of a 0×0 matrix: there are no eigenpairs (k = {k!r})")
+        k = as_int(k, "k")
         if not 1 <= k <= N:
-            raise ValueError(f"k = {k} must be in [1, {N}]")
-        opts = {"which": which, "sigma": None if sigma is None else float(sigma),
-                "tol": None if tol is None else float(tol),
-                "maxiter": None if maxiter is None else int(maxiter), "method": method}
+            raise ValueError(f"k = {k} must be in [1, {N}] for a {N}×{N} matrix")
+        opts = {"which": which, "sigma": as_opt_real(sigma, "sigma"),
+                "tol": as_opt_real(tol, "tol", minimum=0),
+                # libsla reads maxiter ≤ 0 as its default: refuse it rather than ignore it
+                "maxiter": as_opt_int(maxiter, "maxiter", minimum=1), "method": method}
         config = F.SolveConfig(strict=strict, want_info=return_info, what="eigsh")
-        evals, evecs = F.Eigsh.apply(self._csr(), self._pattern, k, opts, config)
+        vals = self._csr()
+        if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
+            evals, evecs = vals.new_zeros(0, k), vals.new_zeros(0, N, k)
+        else:
+            evals, evecs = F.Eigsh.apply(vals, self._pattern, k, opts, config)
         evals = self._unflatten(evals, (k,))
         evecs = self._unflatten(evecs, (N, k)) if return_eigenvectors else None
         return (evals, evecs, config.info) if return_info else (evals, evecs)

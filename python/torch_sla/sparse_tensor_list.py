@@ -1,6 +1,7 @@
 """SparseTensorList: matrices with different patterns (and sizes), as in torch-sla."""
 import torch
 
+from ._args import as_int
 from .sparse_tensor import SparseTensor
 
 
@@ -19,7 +20,15 @@ class SparseTensorList:
     @classmethod
     def from_coo_list(cls, matrices):
         """From (values, row_indices, col_indices, shape) tuples."""
-        return cls(SparseTensor(v, r, c, s) for v, r, c, s in matrices)
+        out = []
+        for i, m in enumerate(matrices):
+            if not isinstance(m, (tuple, list)) or len(m) != 4:
+                raise ValueError(f"matrices[{i}] must be a tuple (values, row_indices, "
+                                 f"col_indices, shape), got {type(m).__name__}"
+                                 + (f" of length {len(m)}" if isinstance(m, (tuple, list))
+                                    else ""))
+            out.append(SparseTensor(*m))
+        return cls(out)
 
     @classmethod
     def from_torch_sparse_list(cls, tensors):
@@ -27,10 +36,14 @@ class SparseTensorList:
 
     @classmethod
     def from_block_diagonal(cls, A, sizes):
-        """Splits a block-diagonal SparseTensor into its blocks; sizes = [(M_i, N_i)]. Entries
-        outside the diagonal blocks raise ValueError."""
-        ro = torch.tensor([0] + [m for m, _ in sizes]).cumsum(0)
-        co = torch.tensor([0] + [n for _, n in sizes]).cumsum(0)
+        """Splits a block-diagonal SparseTensor into its blocks; sizes = [(M_i, N_i)] (a pair
+        per block, e.g. ``A.block_sizes()`` of the list it was built from). Entries outside the
+        diagonal blocks raise ValueError."""
+        if not isinstance(A, SparseTensor):
+            raise TypeError(f"from_block_diagonal needs a SparseTensor, got {type(A).__name__}")
+        sizes = _block_sizes(sizes)
+        ro = torch.tensor([0] + [m for m, _ in sizes], dtype=torch.int64).cumsum(0)
+        co = torch.tensor([0] + [n for _, n in sizes], dtype=torch.int64).cumsum(0)
         if (int(ro[-1]), int(co[-1])) != tuple(A.sparse_shape):
             raise ValueError(f"block sizes sum to {(int(ro[-1]), int(co[-1]))}, matrix is "
                              f"{A.sparse_shape}")
@@ -98,6 +111,10 @@ class SparseTensorList:
     def det(self, **kwargs):
         return [A.det(**kwargs) for A in self._tensors]
 
+    def slogdet(self, **kwargs):
+        """[(sign, log|det A_i|)] per matrix (see SparseTensor.slogdet)."""
+        return [A.slogdet(**kwargs) for A in self._tensors]
+
     def logdet(self, **kwargs):
         return [A.logdet(**kwargs) for A in self._tensors]
 
@@ -114,6 +131,9 @@ class SparseTensorList:
         return [A.to_dense() for A in self._tensors]
 
     def _check_list(self, xs):
+        if isinstance(xs, torch.Tensor) or not hasattr(xs, "__iter__"):
+            raise TypeError(f"expected a list with one tensor per matrix ({len(self)}), got "
+                            f"{type(xs).__name__}")
         xs = list(xs)
         if len(xs) != len(self._tensors):
             raise ValueError(f"{len(xs)} operands for {len(self._tensors)} matrices")
@@ -141,3 +161,22 @@ class SparseTensorList:
 
     def block_sizes(self):
         return [t.sparse_shape for t in self._tensors]
+
+
+def _block_sizes(sizes):
+    """[(M_i, N_i)] as int pairs ≥ 0, or ValueError naming the bad entry."""
+    if isinstance(sizes, torch.Tensor) or not hasattr(sizes, "__iter__"):
+        raise ValueError(f"sizes must be a list of (M, N) pairs, one per block, got {sizes!r}")
+    out = []
+    for i, pair in enumerate(sizes):
+        if isinstance(pair, torch.Tensor):
+            pair = pair.tolist()
+        if not isinstance(pair, (tuple, list, torch.Size)) or len(pair) != 2:
+            raise ValueError(f"sizes[{i}] = {pair!r} must be a pair (M, N) of block sizes; "
+                             f"sizes is a list of pairs, e.g. [(3, 3), (2, 2)] "
+                             f"(SparseTensorList.block_sizes())")
+        out.append((as_int(pair[0], f"sizes[{i}][0]", minimum=0),
+                    as_int(pair[1], f"sizes[{i}][1]", minimum=0)))
+    if not out:
+        raise ValueError("sizes is empty: give one (M, N) pair per block")
+    return out

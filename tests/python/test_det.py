@@ -1,11 +1,14 @@
 """det, logdet, slogdet from the factorization: dense references and gradcheck."""
+import math
+import os
+
 import pytest
 import torch
 from torch.autograd import gradcheck
 
 import torch_sla
 from torch_sla import SparseTensor
-from conftest import needs_method, poisson2d, random_sparse, symmetric_param
+from conftest import MATRIX_DIR, needs_method, poisson2d, random_sparse, symmetric_param
 
 f64 = torch.float64
 pytestmark = needs_method("auto")
@@ -88,3 +91,74 @@ def test_singular_matrix_determinant_is_zero():
     v = A.values.clone().requires_grad_()
     with pytest.raises(torch_sla.SingularMatrixError):
         SparseTensor(v, A.row_indices, A.col_indices, (3, 3)).logdet(method="lu").backward()
+
+
+# --- method 'auto' restricted to direct methods (options.need_determinant) -----------------------
+def test_laplace3d_logdet_closed_form():
+    """Laplace3D10 (7-point Laplacian, 10³ grid, an M-matrix for which 'auto' may choose CG for
+    solves): the determinant ops must factorize. Closed form: log det = Σ log(λ_i + λ_j + λ_k),
+    λ_m = 2 − 2 cos(π m / 11)."""
+    A = torch_sla.load_mtx(os.path.join(MATRIX_DIR, "Laplace3D10.mtx"))
+    lam = [2.0 - 2.0 * math.cos(math.pi * m / 11) for m in range(1, 11)]
+    exact = math.fsum(math.log(a + b + c) for a in lam for b in lam for c in lam)
+    sign, lad = A.slogdet()
+    assert float(sign) == 1.0 and abs(float(lad) - exact) < 1e-10 * exact
+    assert abs(float(A.logdet()) - exact) < 1e-10 * exact
+    assert float(A.det()) == math.inf                         # e^1691.7 overflows, like torch
+    v = A.values.clone().requires_grad_()
+    SparseTensor(v, A.row_indices, A.col_indices, A.shape).logdet().backward()
+    # ∂ log det / ∂a_ii = (A⁻¹)_ii: check one diagonal entry against a solve
+    i = int((A.row_indices == A.col_indices).nonzero()[0])
+    e = torch.zeros(1000, dtype=f64)
+    e[int(A.row_indices[i])] = 1.0
+    ref = A.solve(e, method="lu")[int(A.row_indices[i])]
+    assert torch.allclose(v.grad[i], ref, rtol=1e-10)
+
+
+def test_determinant_solver_is_not_shared_with_solves():
+    """A solver created for solves under method 'auto' (possibly iterative) is cached apart
+    from the determinant's: need_determinant is part of the cache key."""
+    from torch_sla import _solver
+    A = torch_sla.load_mtx(os.path.join(MATRIX_DIR, "Laplace3D10.mtx"))
+    torch_sla.clear_solver_cache()
+    _, info = A.solve(torch.ones(1000, dtype=f64), return_info=True)
+    sign, lad = A.slogdet()
+    assert float(sign) == 1.0 and math.isfinite(float(lad))
+    solvers = {key[3][-1]: [s.method for s in lst] for key, lst in _solver._cache.items()
+               if key[0] == id(A.pattern)}
+    assert set(solvers) == {False, True}
+    assert solvers[False] == [info.method]
+    assert solvers[True][0] in ("cholesky", "ldlt", "lu", "klu")
+    assert _solver.Options().key != _solver.Options(need_determinant=True).key
+    # and in the other order: the cached determinant solver does not serve the solve either
+    torch_sla.clear_solver_cache()
+    A.slogdet()
+    _, info2 = A.solve(torch.ones(1000, dtype=f64), return_info=True)
+    assert info2.method == info.method
+
+
+# --- slogdet: the form for indefinite matrices ---------------------------------------------------
+def test_slogdet_of_indefinite_hangglider_matches_dense():
+    """hangGlider_2: symmetric indefinite, inertia (+914, −733, 0), so det < 0: logdet is NaN
+    (torch.logdet's convention) and slogdet gives (−1, log|det|), differentiable."""
+    A = torch_sla.load_mtx(os.path.join(MATRIX_DIR, "hangGlider_2.mtx"))
+    sign, lad = A.slogdet()
+    rs, rl = torch.linalg.slogdet(A.to_dense())
+    assert float(sign) == -1.0 == float(rs)
+    assert abs(float(lad) - float(rl)) < 1e-9 * abs(float(rl))
+    assert torch.isnan(A.logdet())
+    v = A.values.clone().requires_grad_()
+    s2, lad2 = SparseTensor(v, A.row_indices, A.col_indices, A.shape).slogdet()
+    assert s2.grad_fn is None and not s2.requires_grad and lad2.requires_grad
+    lad2.backward()
+    assert torch.isfinite(v.grad).all() and v.grad.abs().max() > 0
+
+
+def test_slogdet_like_torch_linalg_slogdet_with_gradcheck():
+    row, col, val = with_duplicates(*random_sparse(6, seed=11, dominant=False))
+    A = SparseTensor(val, row, col, (6, 6))
+    sign, lad = A.slogdet()
+    rs, rl = torch.linalg.slogdet(A.to_dense())
+    assert float(sign) == float(rs) and torch.allclose(lad, rl, rtol=1e-12)
+    v = val.clone().requires_grad_()
+    assert gradcheck(lambda v: SparseTensor(v, row, col, (6, 6)).slogdet()[1], (v,))

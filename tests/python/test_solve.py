@@ -360,3 +360,21 @@ def test_cached_symmetric_solver_refuses_unsymmetric_values():
         x, info = A.solve(b, return_info=True)
         assert info.method != "cholesky"
         assert torch.allclose(A.to_dense() @ x, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ("matmul", "rmatmul", "solve", "logdet"))
+def test_double_backward_raises_instead_of_dropping_terms(op):
+    """The backward runs in C and is not differentiable. With create_graph=True the first
+    gradients are still exact, but differentiating them raises; before, ∂/∂x of ∂(A x)/∂values
+    = g xᵀ was silently taken as 0 (only the saved x depends on x, not the incoming g)."""
+    row, col, val = poisson2d(3)
+    x = torch.linspace(0.5, 1.5, 9, dtype=f64, requires_grad=True)
+    fns = {"matmul": lambda A: (A @ x).sum(), "rmatmul": lambda A: (x @ A).sum(),
+           "solve": lambda A: A.solve(x).sum(), "logdet": lambda A: A.logdet() * x.sum()}
+    v = val.clone().requires_grad_()
+    ref, = torch.autograd.grad(fns[op](SparseTensor(v, row, col, (9, 9))), v)
+    gv, = torch.autograd.grad(fns[op](SparseTensor(v, row, col, (9, 9))), v,
+                              create_graph=True)
+    assert torch.equal(gv.detach(), ref) and gv.requires_grad
+    with pytest.raises(RuntimeError, match="torch_sla: double backward is not supported"):
+        (gv.pow(2).sum() + x.sum()).backward()
