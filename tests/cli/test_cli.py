@@ -1,6 +1,6 @@
 """Tests of the installed `sla` command-line tool on the shared matrices.
 
-CTest installs the project into <build>/test-install first (fixture cli_install) and sets
+CTest installs the project into <build>/test-install first (fixture sla_install) and sets
 SLA_CLI to the installed binary and SLA_MATRIX_DIR to the shared matrices.
 """
 import gzip
