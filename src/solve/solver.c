@@ -1,4 +1,5 @@
 /* Solver objects: argument checks, dispatch to backends, the generic solve VJP. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -222,19 +223,33 @@ static double get(sla_dtype dtype, const void *x, int64_t i)
     return dtype == SLA_FLOAT64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
 }
 
-/* ‖column j of batch element b‖₂ of a [batch][n][nrhs] block, scaled so that entries near the
- * overflow threshold do not overflow the sum of squares */
-static double column_norm(sla_dtype dtype, const void *x, int64_t n, int64_t nrhs, int64_t b,
-                          int64_t j)
+/* ‖column j‖₂ of batch element b of a [batch][n][k] block for every j into norms[k]: one
+ * sweep over the rows (contiguous) summing squares; a column whose sum overflowed or lost its
+ * smallest entries to underflow is summed again scaled by its largest entry. */
+static void column_norms(sla_dtype dtype, const void *x, int64_t n, int64_t k, int64_t b,
+                         double *norms, double *maxes)
 {
-    double m = 0, ss = 0;
-    for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(get(dtype, x, (b * n + i) * nrhs + j)));
-    if (m == 0 || !isfinite(m)) return m;
-    for (int64_t i = 0; i < n; i++) {
-        double t = get(dtype, x, (b * n + i) * nrhs + j) / m;
-        ss += t * t;
+    for (int64_t j = 0; j < k; j++) norms[j] = maxes[j] = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) {
+            double t = get(dtype, x, (b * n + i) * k + j);
+            norms[j] += t * t;
+            maxes[j] = fmax(maxes[j], fabs(t));
+        }
+    for (int64_t j = 0; j < k; j++) {
+        double m = maxes[j];
+        if (isnan(norms[j]) || !isfinite(m)) { norms[j] = isnan(norms[j]) ? NAN : m; continue; }
+        if (m == 0 || (isfinite(norms[j]) && norms[j] >= DBL_MIN / DBL_EPSILON)) {
+            norms[j] = sqrt(norms[j]);
+            continue;
+        }
+        double ss = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double t = get(dtype, x, (b * n + i) * k + j) / m;
+            ss += t * t;
+        }
+        norms[j] = m * sqrt(ss);
     }
-    return m * sqrt(ss);
 }
 
 /* info->residual_norm = max ‖B − op(A) X‖₂ and relative_residual = max of that over ‖B‖₂, over
@@ -251,19 +266,22 @@ static void true_residual(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     memcpy(R, B, (size_t)total * es);
     sla_matrix A = s->A;
     A.pattern = s->pattern;
-    if (sla_spmv(op, -1.0, &A, X, 1, nrhs, 1.0, R) == SLA_OK) {
-        double rmax = 0, relmax = 0;
-        for (int64_t b = 0; b < s->batch; b++)
+    double *work = sla_malloc((size_t)nrhs, 4 * sizeof(double), "residual norms");
+    if (work && sla_spmv(op, -1.0, &A, X, 1, nrhs, 1.0, R) == SLA_OK) {
+        double rmax = 0, relmax = 0, *rn = work, *bn = work + nrhs, *m = work + 2 * nrhs;
+        for (int64_t b = 0; b < s->batch; b++) {
+            column_norms(s->dtype, R, s->n, nrhs, b, rn, m);
+            column_norms(s->dtype, B, s->n, nrhs, b, bn, m);
             for (int64_t j = 0; j < nrhs; j++) {
-                double rn = column_norm(s->dtype, R, s->n, nrhs, b, j);
-                double bn = column_norm(s->dtype, B, s->n, nrhs, b, j);
-                rmax = isnan(rn) || rn > rmax ? rn : rmax;
-                double rel = bn > 0 ? rn / bn : (rn > 0 ? INFINITY : 0);
+                rmax = isnan(rn[j]) || rn[j] > rmax ? rn[j] : rmax;
+                double rel = bn[j] > 0 ? rn[j] / bn[j] : (rn[j] > 0 ? INFINITY : 0);
                 relmax = isnan(rel) || rel > relmax ? rel : relmax;
             }
+        }
         info->residual_norm = rmax;
         info->relative_residual = relmax;
     }
+    sla_free(work);
     sla_free(R);
 }
 
