@@ -1,5 +1,7 @@
 /* Status strings, the thread-local error message, checked allocation. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <math.h>
@@ -128,6 +130,11 @@ void *sla_malloc(size_t count, size_t size, const char *what)
         return NULL;
     }
     size_t bytes = count * size;
+    if (bytes > PTRDIFF_MAX) {                   /* no malloc can succeed: do not ask */
+        sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %zu bytes for %s (more than "
+                      "the address space allows)", bytes, what);
+        return NULL;
+    }
     void *p = injected_failure() ? NULL : malloc(bytes ? bytes : 1);
     if (!p) sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %zu bytes for %s", bytes, what);
     return p;
@@ -138,6 +145,11 @@ void *sla_calloc(size_t count, size_t size, const char *what)
     if (size && count > SIZE_MAX / size) {
         sla_error_set(SLA_ENOMEM, "sla_calloc", "cannot allocate %s: %zu × %zu bytes overflow "
                       "the address space", what, count, size);
+        return NULL;
+    }
+    if (count * size > PTRDIFF_MAX) {
+        sla_error_set(SLA_ENOMEM, "sla_calloc", "cannot allocate %zu bytes for %s (more than "
+                      "the address space allows)", count * size, what);
         return NULL;
     }
     void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
