@@ -219,7 +219,8 @@ SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabs
  *  [batch][nnz] CSR order, overwritten. g NULL means ones. Computed from the factors as the
  *  entries of A⁻¹ on the pattern (sparse inverse subset), never by n dense solves; the
  *  backend's docs give the method and its cost. SLA_ESINGULAR if some A_b is singular (the
- *  gradient of log|det| does not exist there). */
+ *  gradient of log|det| does not exist there); SLA_EINVAL if dvalues overlaps g or the matrix
+ *  values (checked before anything is written). */
 SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 
 /** One line saying which method, backend, ordering and preconditioner were used and why.

@@ -472,6 +472,11 @@ sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
     SLA_CHECK_ARG(s && s->backend, "solver is NULL");
     SLA_CHECK_ARG(dvalues || sla_pattern_nnz(s->pattern) == 0, "dvalues is NULL");
+    size_t vbytes = values_bytes(s);
+    SLA_TRY(sla_check_overlap(__func__, "dvalues", dvalues, vbytes, "the matrix values",
+                              s->A.values, vbytes));
+    SLA_TRY(sla_check_overlap(__func__, "dvalues", dvalues, vbytes, "g", g,
+                              (size_t)s->batch * sizeof(double)));
     if (!s->backend->logdet_grad)
         return SLA_FAIL(SLA_EUNSUPPORTED, "method %s (%s) does not give log-determinant "
                         "gradients; use a direct method", sla_method_name(s->opt.method),

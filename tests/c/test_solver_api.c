@@ -145,6 +145,12 @@ static void vjp_aliasing(void **state)
     TU_OK(sla_solver_solve_vjp(s, SLA_OP_N, 1, x, g, dB2, dv2, NULL));
     assert_memory_equal(dB2, dB, sizeof dB2);
     assert_memory_equal(dv2, dv, sizeof(double) * (size_t)nnz);
+    /* logdet_grad: dvalues over the matrix values or over g */
+    expect_error(sla_solver_logdet_grad(s2, NULL, vals + 2), SLA_EINVAL,
+                 "sla_solver_logdet_grad: dvalues overlaps the matrix values");
+    assert_memory_equal(vals, v, sizeof(double) * (size_t)nnz);
+    big[nnz] = 1.0;
+    expect_error(sla_solver_logdet_grad(s, big + nnz, big + 1), SLA_EINVAL, "dvalues overlaps g");
     sla_solver_free(&s2);
     sla_solver_free(&s);
     free(vals); free(dv2); free(big); free(dB); free(dv);
