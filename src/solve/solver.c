@@ -287,9 +287,10 @@ static void true_residual(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
 
 /* The solve proper, arguments already checked (B finite, X and B not overlapping, total > 0):
  * the backend's solve, the fallback of method auto, and the true residual when the backend did
- * not measure it. */
+ * not measure it and the caller asked for an info (internal callers such as eigsh's
+ * shift-invert pass NULL and do not pay for it). */
 static sla_status solve_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                            int64_t total, sla_solve_info *info)
+                            int64_t total, sla_solve_info *info, int want_residual)
 {
     info_init(s, info);
     sla_status st = s->backend->solve(s, op, nrhs, B, X, info);
@@ -303,12 +304,15 @@ static sla_status solve_run(sla_solver *s, sla_op op, int64_t nrhs, const void *
         st = s->backend->solve(s, op, nrhs, B, X, info);
         if (st < 0) return st;
     }
-    if (info->residual_norm < 0) true_residual(s, op, nrhs, B, X, total, info);
+    if (info->residual_norm < 0) {
+        if (want_residual) true_residual(s, op, nrhs, B, X, total, info);
+        else info->residual_norm = info->relative_residual = NAN;
+    }
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 
 static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                                sla_solve_info *info)
+                                sla_solve_info *info, int want_residual)
 {
     const char *func = "sla_solver_solve";
     ARG_CHECK(s && s->backend, "solver is NULL");
@@ -327,16 +331,17 @@ static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const vo
         info->residual_norm = info->relative_residual = 0;
         return SLA_OK;
     }
-    return sla_error_attribute(solve_run(s, op, nrhs, B, X, total, info), func);
+    return sla_error_attribute(solve_run(s, op, nrhs, B, X, total, info, want_residual), func);
 }
 
 sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                             sla_solve_info *info)
 {
     sla_solve_info local;
+    int want_residual = info != NULL;
     if (!info) info = &local;
     info_enter(s, info);
-    sla_status st = solve_checked(s, op, nrhs, B, X, info);
+    sla_status st = solve_checked(s, op, nrhs, B, X, info, want_residual);
     if (st < 0) info_failed(info);
     return st;
 }
@@ -392,7 +397,7 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
  * subnormal ones whose reciprocal norm overflows) neither underflow inside the solver nor
  * make it overflow; atol is scaled alike so the stopping rule is unchanged. lam is scaled back. */
 static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *G,
-                                int64_t total, void *lam, sla_solve_info *info)
+                                int64_t total, void *lam, sla_solve_info *info, int want_residual)
 {
     double gmax = max_abs(s->dtype, G, total);
     if (gmax == 0) {
@@ -410,7 +415,8 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     int guess = s->opt.initial_guess_nonzero;
     s->opt.atol = ldexp(atol, -e);
     s->opt.initial_guess_nonzero = 0;
-    sla_status st = solve_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, info);
+    sla_status st = solve_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, info,
+                              want_residual);
     s->opt.atol = atol;
     s->opt.initial_guess_nonzero = guess;
     sla_free(rhs);
@@ -422,7 +428,8 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
 }
 
 static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void *X,
-                              const void *G, void *dB, void *dvalues, sla_solve_info *info)
+                              const void *G, void *dB, void *dvalues, sla_solve_info *info,
+                              int want_residual)
 {
     const char *func = "sla_solver_solve_vjp";
     int64_t total = 0;
@@ -431,7 +438,8 @@ static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void
     /* λ goes to a work array, so that dB and dvalues are written only once the solve succeeded */
     void *lam = sla_malloc((size_t)total, es, "adjoint solution");
     if (!lam) return sla_error_attribute(SLA_ENOMEM, func);
-    sla_status st = total > 0 ? adjoint_solve(s, op, nrhs, G, total, lam, info) : SLA_OK;
+    sla_status st = total > 0 ? adjoint_solve(s, op, nrhs, G, total, lam, info, want_residual)
+                              : SLA_OK;
     if (total == 0) {
         info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
@@ -450,9 +458,10 @@ sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, const vo
                                 const void *G, void *dB, void *dvalues, sla_solve_info *info)
 {
     sla_solve_info local;
+    int want_residual = info != NULL;
     if (!info) info = &local;
     info_enter(s, info);
-    sla_status st = vjp_checked(s, op, nrhs, X, G, dB, dvalues, info);
+    sla_status st = vjp_checked(s, op, nrhs, X, G, dB, dvalues, info, want_residual);
     if (st < 0) info_failed(info);
     return st;
 }
