@@ -113,9 +113,14 @@ SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
 
 /** Writes batch element `index` of A (float64 or float32) as a Rutherford–Boeing file with RBio's
  *  RBwrite, which stores a symmetric matrix as its lower triangle (type RSA) and chooses the
- *  type (RUA, RSA, PSA, ...) itself. field: SLA_MM_REAL, SLA_MM_INTEGER or SLA_MM_PATTERN.
+ *  type (RUA, RSA, PSA, ...) itself: values that are all 1 are written as a pattern (P**),
+ *  integral values within ±10⁸ as integers (I**). field: SLA_MM_REAL, SLA_MM_INTEGER or
+ *  SLA_MM_PATTERN (pattern: only the structure is written, values are ignored).
+ *  A matrix without stored entries (0 × n, n × 0, or nnz = 0) cannot be written: RBwrite refuses
+ *  it, and this function returns SLA_EUNSUPPORTED saying so (use Matrix Market or safetensors).
  *  @param[in] title  up to 72 characters (may be NULL).
- *  @return SLA_OK; SLA_EINVAL; SLA_EIO / SLA_EPARSE with RBio's error; SLA_ENOMEM. */
+ *  @return SLA_OK; SLA_EINVAL; SLA_EUNSUPPORTED (no entries); SLA_EIO / SLA_EPARSE with RBio's
+ *          error; SLA_ENOMEM. */
 SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, const char *title);
 

@@ -24,22 +24,26 @@ typedef struct sla_matrix {
 SLA_API sla_matrix sla_matrix_view(const sla_pattern *p, sla_dtype dtype, int64_t batch,
                                    const void *values);
 
-/** Checks a view: non-NULL pattern, valid dtype, batch ≥ 1, values non-NULL when nnz > 0.
- *  @param[in] check_finite  also reject NaN/Inf values (SLA_ENONFINITE naming batch and slot).
+/** Checks a view: non-NULL pattern, valid dtype, batch ≥ 1, batch·nnz within int64, values
+ *  non-NULL when nnz > 0. Messages call the view "A" ("sla_matrix_check: A->values is NULL").
+ *  @param[in] check_finite  also reject NaN/Inf values (SLA_ENONFINITE naming batch, slot, row
+ *                           and column).
  *  @return SLA_OK or an error naming the argument. */
 SLA_API sla_status sla_matrix_check(const sla_matrix *A, int check_finite);
 
 /** Sums values given in the caller's COO input order into CSR order (duplicates summed).
  *  @param[in]  coo_values [batch][nnz_input] of dtype.
- *  @param[out] csr_values [batch][nnz] of dtype (overwritten).
- *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE. */
+ *  @param[out] csr_values [batch][nnz] of dtype (overwritten); must not overlap coo_values.
+ *  @return SLA_OK, SLA_EINVAL (NULL, sizes overflowing, or overlapping arrays: checked before
+ *          anything is written), SLA_EDTYPE. */
 SLA_API sla_status sla_values_gather(const sla_pattern *p, sla_dtype dtype, int64_t batch,
                                      const void *coo_values, void *csr_values);
 
 /** Scatters CSR-ordered values (typically gradients) back to the caller's COO order: every input
  *  entry, duplicates included, receives the value of its slot.
- *  @param[in]  csr_values [batch][nnz]; @param[out] coo_values [batch][nnz_input] (overwritten).
- *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE. */
+ *  @param[in]  csr_values [batch][nnz]; @param[out] coo_values [batch][nnz_input] (overwritten,
+ *  must not overlap csr_values).
+ *  @return SLA_OK, SLA_EINVAL (NULL, sizes overflowing, overlapping arrays), SLA_EDTYPE. */
 SLA_API sla_status sla_values_scatter(const sla_pattern *p, sla_dtype dtype, int64_t batch,
                                       const void *csr_values, void *coo_values);
 
@@ -63,7 +67,10 @@ SLA_API sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info
 SLA_API sla_status sla_matrix_diagonal(const sla_matrix *A, void *diag);
 
 /** Matrix norm per batch element, as double: which = 'F' (Frobenius), '1' (max column sum of
- *  |a_ij|), 'I' (max row sum), 'M' (max |a_ij|). @param[out] norms [batch].
+ *  |a_ij|), 'I' (max row sum), 'M' (max |a_ij|). Non-finite values are not an error: an
+ *  infinite entry gives inf, a NaN entry NaN (for every which). The Frobenius norm is scaled
+ *  as LAPACK's dlassq, so entries near the overflow threshold do not overflow.
+ *  @param[out] norms [batch].
  *  @return SLA_OK, SLA_EINVAL (unknown which). */
 SLA_API sla_status sla_matrix_norm(const sla_matrix *A, char which, double *norms);
 
@@ -81,16 +88,18 @@ SLA_API sla_status sla_matrix_from_dense(int64_t nrows, int64_t ncols, sla_dtype
                                          sla_pattern **pattern, void **values);
 
 /** Values of Aᵀ in the CSR order of sla_pattern_cached_transpose(A->pattern):
- *  out [batch][nnz]. @return SLA_OK, SLA_EINVAL, SLA_ENOMEM. */
+ *  out [batch][nnz], must not overlap A->values. @return SLA_OK, SLA_EINVAL, SLA_ENOMEM. */
 SLA_API sla_status sla_matrix_transpose_values(const sla_matrix *A, void *out);
 
 /** out = alpha · diag(row_scale) · A · diag(col_scale); row_scale [nrows] and col_scale [ncols]
- *  of dtype may be NULL (meaning ones). out is [batch][nnz] and may alias A->values. */
+ *  of dtype may be NULL (meaning ones). out is [batch][nnz]; it may be A->values itself (in
+ *  place) but must not overlap it partially, nor overlap row_scale or col_scale (SLA_EINVAL). */
 SLA_API sla_status sla_matrix_scale(const sla_matrix *A, double alpha, const void *row_scale,
                                     const void *col_scale, void *out);
 
 /** out = alpha·A + beta·B for two views on the same pattern object, same dtype and batch.
- *  out [batch][nnz] may alias either input. @return SLA_OK, SLA_EINVAL, SLA_ESHAPE. */
+ *  out [batch][nnz] may be A->values or B->values itself (in place) but must not overlap them
+ *  partially. @return SLA_OK, SLA_EINVAL, SLA_ESHAPE. */
 SLA_API sla_status sla_matrix_add(double alpha, const sla_matrix *A, double beta,
                                   const sla_matrix *B, void *out);
 

@@ -7,10 +7,11 @@
  *            *_create / *_from_* are released by *_free(&p), which sets p to NULL.
  * Arguments  inputs first, then in/out, then outputs (pointers), then workspace.
  * Status     every function that can fail returns sla_status: 0 = SLA_OK, negative = error
- *            (outputs are untouched or NULL; nothing leaks), positive = warning (outputs valid,
- *            e.g. SLA_NOT_CONVERGED). sla_last_error() gives a thread-local message naming the
- *            function, the argument and the offending index or line. sla never prints, aborts
- *            or exits, and never modifies its inputs.
+ *            (outputs are untouched or NULL; nothing leaks; info structs say converged = 0),
+ *            positive = warning (outputs valid, e.g. SLA_NOT_CONVERGED). sla_last_error()
+ *            gives a thread-local message that starts with the public function called and
+ *            names the argument and the offending index or line. sla never prints, aborts or
+ *            exits, and never modifies its inputs.
  * Indices    0-based. Row pointers int64; column indices int32 inside a pattern (so
  *            ncols ≤ 2^31 − 1); COO indices handed in are int64 (torch's index dtype).
  * Sparse     a pattern is CSR with sorted, unique column indices per row, plus a map from the
@@ -26,8 +27,15 @@
  *            **out are owned by the caller; pointers returned by accessors are borrowed from
  *            their object and live as long as it does.
  * Threads    OpenMP; kernels use static schedules with rows split by nonzeros, so results are
- *            bit-identical run to run. Distinct objects may be used from distinct threads;
- *            one solver object must not be used by two threads at once.
+ *            bit-identical run to run for a given thread count. SpMV (and its VJP) is also
+ *            identical across thread counts (each row is summed in a fixed order); Krylov
+ *            results may differ in the last digits between thread counts (their dot products
+ *            are summed per thread), and iteration counts may then differ by one or two.
+ *            Distinct objects may be used from distinct threads; one solver object must not be
+ *            used by two threads at once.
+ * Aliasing   outputs must not overlap inputs (nor each other) unless a function says so; SpMV,
+ *            the value functions and the solver functions check it (SLA_EINVAL naming both
+ *            arrays) before anything is written.
  * Adjoints   every differentiable operation has a *_vjp (or *_grad) function next to it that
  *            takes the upstream gradient g = ∂L/∂output and returns ∂L/∂inputs at O(n + nnz)
  *            memory. Gradients with respect to values are [batch][nnz] in CSR order; use

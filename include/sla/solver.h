@@ -59,6 +59,8 @@ typedef enum sla_reason {
     SLA_REASON_INDEFINITE,      /**< CG saw negative curvature, or MINRES an indefinite M */
     SLA_REASON_NONFINITE,       /**< NaN or Inf appeared */
     SLA_REASON_STAGNATION,      /**< no progress between restarts (GMRES) */
+    SLA_REASON_ERROR,           /**< the call returned an error status (< 0): nothing converged;
+                                 *   see the status and sla_last_error() */
     SLA_REASON_COUNT
 } sla_reason;
 
@@ -98,15 +100,27 @@ typedef struct sla_solver_options {
                                   *   auto considers only direct methods (default 0) */
 } sla_solver_options;
 
-/** What a solve did. For batches and several right-hand sides: the worst case over them. */
+/** What a solve did. For batches and several right-hand sides: the worst case over them.
+ *  Always written by sla_solver_solve() and sla_solver_solve_vjp(), also on error: a call that
+ *  returns an error status (< 0) leaves converged = 0 and reason = SLA_REASON_ERROR (never the
+ *  "converged" of an earlier call), with residuals NaN unless they were measured. */
 typedef struct sla_solve_info {
     sla_method method;           /**< the method actually used */
     sla_precond precond;         /**< its preconditioner (SLA_PRECOND_NONE for direct) */
-    int converged;               /**< 1 if every system met the stopping rule */
-    sla_reason reason;           /**< worst reason over the batch */
+    int converged;               /**< 1 if every system met the stopping rule (direct methods:
+                                  *   the factorization solved it); 0 on any error */
+    sla_reason reason;           /**< worst reason over the batch; SLA_REASON_ERROR on error */
     int64_t iterations;          /**< max over batch and columns (0 for direct) */
-    double residual_norm;        /**< max true ‖b − A x‖₂ (iterative: recomputed at the end) */
-    double relative_residual;    /**< max ‖b − A x‖₂ / ‖b‖₂ (0 when b = 0) */
+    double residual_norm;        /**< max true ‖b − op(A) x‖₂ over batch and columns, for every
+                                  *   method: iterative methods recompute it at the end; for
+                                  *   direct methods whose backend does not report it (cholesky,
+                                  *   ldlt) the generic layer computes it after the solve with
+                                  *   one SpMV over all right-hand sides (2–10 % of the solve on
+                                  *   10⁴–10⁵ unknowns, up to ~25 % on small matrices with cheap
+                                  *   factors: docs/core.md) — only when the caller passes an
+                                  *   info (info = NULL skips it); NaN if it could not be
+                                  *   measured */
+    double relative_residual;    /**< max ‖b − op(A) x‖₂ / ‖b‖₂ (0 when b = 0 and x = 0) */
     double rcond;                /**< reciprocal condition estimate, NaN if unknown */
     char description[SLA_DESCRIPTION_LEN];       /**< one line: method, backend, ordering and why */
 } sla_solve_info;
@@ -120,18 +134,31 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
 /** Creates a solver for the square matrices A (batch B ≥ 1 on one pattern): validates A (square,
  *  finite values), runs the symbolic analysis once and the numeric set-up for each batch element
  *  (in parallel over the batch).
- *  A->values are borrowed: iterative methods read them at every solve, so they must stay valid
- *  and unchanged until the next sla_solver_refactor() or sla_solver_free(). The pattern is
+ *  A->values are borrowed: they must stay valid and unchanged until the next
+ *  sla_solver_refactor() or sla_solver_free(). Iterative methods read them at every solve; direct
+ *  methods read them at every solve too, to report the true residual in the info. The pattern is
  *  retained.
- *  Singular matrices: the LU methods (lu, klu) keep the factorization of a structurally or
- *  numerically singular matrix and return SLA_OK (rcond 0, describe() names the column of the
- *  first zero pivot), so that sla_solver_logdet() can give sign 0; their solve and logdet_grad
- *  then return SLA_ESINGULAR naming the batch element and that column.
+ *  Singular matrices, method by method:
+ *    lu, klu   keep the factorization of a structurally or numerically singular matrix and
+ *              return SLA_OK (rcond 0, describe() names the column of the first zero pivot), so
+ *              that sla_solver_logdet() gives sign 0 and log|det| = −inf; their solve and
+ *              logdet_grad then return SLA_ESINGULAR naming the batch element and that column.
+ *    ldlt      (MUMPS) the same: create returns SLA_OK for a singular matrix (MUMPS detects the
+ *              null pivots), logdet gives sign 0 and −inf, and solve and logdet_grad return
+ *              SLA_ESINGULAR naming the batch element and the column of the first null pivot.
+ *    cholesky  returns SLA_ENOTSPD at create for a singular matrix, as for any matrix that is not
+ *              positive definite: the message names the batch element and the column whose
+ *              pivot is not positive (use ldlt or lu for singular or indefinite matrices).
+ *    cg, bicgstab, gmres, minres  do not detect singularity: create succeeds, and solve returns
+ *              SLA_NOT_CONVERGED with the reason (indefinite, breakdown, stagnation, max
+ *              iterations) unless b lies in the range of A and the iteration converges.
+ *  Symmetric methods (cholesky, ldlt) read one triangle and refuse a matrix that is not
+ *  numerically symmetric with SLA_EINVAL.
  *  @param[in] opt  NULL for defaults.
  *  @return SLA_OK; SLA_EINVAL / SLA_ESHAPE / SLA_EDTYPE / SLA_ENONFINITE naming the argument;
- *          SLA_ENOTSPD naming the column (Cholesky); SLA_ESINGULAR naming the column (direct
- *          methods other than lu and klu, see above); SLA_EUNSUPPORTED (method or backend not in
- *          this build); SLA_ENOMEM. *out NULL on error. */
+ *          SLA_ENOTSPD naming the column (cholesky); SLA_EUNSUPPORTED (method or backend not in
+ *          this build); SLA_ENOMEM. *out NULL on error. Messages start with "sla_solver_create:"
+ *          followed by the backend's own words. */
 SLA_API sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
                                      sla_solver **out);
 
@@ -144,27 +171,44 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
 
 /** Replaces the values (same pattern, dtype and batch) and redoes only the numeric work
  *  (factorization or preconditioner values). values [batch][nnz] is borrowed like in create.
- *  Values are checked first (an error there leaves the solver as it was); if the numeric work
- *  itself fails (e.g. SLA_ENOMEM), a direct solver refuses to solve until a refactor succeeds. */
+ *  Values are checked first (an error there leaves the solver as it was: SLA_EINVAL
+ *  "values is NULL", SLA_ENONFINITE naming batch element, slot, row and column); if the numeric
+ *  work itself fails (e.g. SLA_ENOMEM, SLA_ENOTSPD), a direct solver refuses to solve until a
+ *  refactor succeeds. Singular values behave as at create (see sla_solver_create()). */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
 /** Solves op(A_b) X_b = B_b for every batch element b.
  *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite.
- *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero.
- *  @param[out] info  may be NULL.
+ *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero. X must
+ *                 not overlap B or the matrix values (checked: SLA_EINVAL).
+ *  @param[out] info  may be NULL; always written (see sla_solve_info).
+ *  Results are bit-identical run to run for a given number of OpenMP threads. Krylov methods
+ *  (cg, bicgstab, gmres, minres) take dot products whose summation order follows the thread
+ *  split, so their iterates and iteration counts may differ in the last digits between thread
+ *  counts (SpMV itself is identical across thread counts).
  *  @return SLA_OK; SLA_NOT_CONVERGED (warning: X holds the last iterate, info says why);
  *          SLA_ENONFINITE naming the entry of B; SLA_ESINGULAR (a singular matrix factored by
- *          lu or klu: the message names the batch element and column); SLA_EINVAL; SLA_ECALLBACK. */
+ *          lu, klu or ldlt: the message names the batch element and column); SLA_EINVAL (NULL
+ *          or overlapping arrays, sizes overflowing int64, bad op or nrhs: all checked before
+ *          anything is written); SLA_ECALLBACK; SLA_ENOMEM. */
 SLA_API sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                                     sla_solve_info *info);
 
 /** Backward of X = op(A)⁻¹ B. Given X (the forward's solution) and G = ∂L/∂X, both
  *  [batch][n][nrhs]:  λ = op(A)⁻ᵀ G (one solve on the same object, factors or preconditioner
- *  reused; the right-hand side is scaled to unit norm so tiny cotangents do not underflow),
+ *  reused),
  *    dB = λ                              [batch][n][nrhs], overwritten, NULL to skip;
  *    dvalues: ∂a_s = −Σ_j λ[r_s][j]·X[c_s][j] (op = N) or −Σ_j X[r_s][j]·λ[c_s][j] (op = T),
  *             [batch][nnz] CSR order, overwritten, NULL to skip (not available for operators).
- *  @return as sla_solver_solve(). */
+ *  The adjoint solve runs on G·2⁻ᵉ with 2ᵉ⁻¹ ≤ ‖G‖∞ < 2ᵉ (a power of two, so the scaling is
+ *  exact) and λ is scaled back: tiny cotangents, subnormal ones included, neither underflow in
+ *  the solver nor make the scaling overflow; atol is scaled alike. G = 0 gives λ = 0 at once.
+ *  X is needed (and must be finite) only when dvalues is requested.
+ *  Aliasing: dB and dvalues must not overlap X, G, the matrix values or each other. All checks
+ *  (NULLs, sizes, overlaps, finite G and X) come before anything is written, and dB and dvalues
+ *  are written only when the solve succeeded (λ goes through a work array of the size of G).
+ *  @return as sla_solver_solve(); SLA_ENONFINITE names the entry ("G[b][i][j]", "X[b][i][j]");
+ *          messages start with "sla_solver_solve_vjp:". */
 SLA_API sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *X,
                                         const void *G, void *dB, void *dvalues,
                                         sla_solve_info *info);
@@ -178,7 +222,8 @@ SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabs
  *  [batch][nnz] CSR order, overwritten. g NULL means ones. Computed from the factors as the
  *  entries of A⁻¹ on the pattern (sparse inverse subset), never by n dense solves; the
  *  backend's docs give the method and its cost. SLA_ESINGULAR if some A_b is singular (the
- *  gradient of log|det| does not exist there). */
+ *  gradient of log|det| does not exist there); SLA_EINVAL if dvalues overlaps g or the matrix
+ *  values (checked before anything is written). */
 SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 
 /** One line saying which method, backend, ordering and preconditioner were used and why.
@@ -200,7 +245,8 @@ SLA_API sla_status sla_precond_from_name(const char *name, sla_precond *p);
 /** Names: "auto", "natural", "amd", "metis". */
 SLA_API const char *sla_ordering_name(sla_ordering o);
 SLA_API sla_status sla_ordering_from_name(const char *name, sla_ordering *o);
-/** Names: "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation". */
+/** Names: "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation",
+ *  "error". */
 SLA_API const char *sla_reason_name(sla_reason r);
 /** 1 for CG, BiCGStab, GMRES, MINRES. */
 SLA_API int sla_method_is_iterative(sla_method m);

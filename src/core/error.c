@@ -1,5 +1,7 @@
 /* Status strings, the thread-local error message, checked allocation. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <math.h>
@@ -63,6 +65,23 @@ sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, 
     return status;
 }
 
+sla_status sla_error_attribute(sla_status status, const char *func)
+{
+    if (status >= 0) return status;
+    static const char *const allocators[] = {"sla_malloc: ", "sla_calloc: "};
+    const char *rest = last_error;
+    for (int i = 0; i < 2; i++)
+        if (strncmp(last_error, allocators[i], strlen(allocators[i])) == 0)
+            rest = last_error + strlen(allocators[i]);
+    size_t fl = strlen(func);
+    if (rest == last_error && strncmp(last_error, func, fl) == 0 && last_error[fl] == ':')
+        return status;                               /* already the caller's message */
+    char prev[sizeof last_error];
+    snprintf(prev, sizeof prev, "%s", rest);
+    snprintf(last_error, sizeof last_error, "%s: %s", func, prev[0] ? prev : sla_status_string(status));
+    return status;
+}
+
 size_t sla_dtype_size(sla_dtype dtype)
 {
     switch (dtype) {
@@ -106,10 +125,16 @@ static int injected_failure(void)
 void *sla_malloc(size_t count, size_t size, const char *what)
 {
     if (size && count > SIZE_MAX / size) {
-        sla_error_set(SLA_ENOMEM, "sla_malloc", "%s: %zu × %zu bytes overflows", what, count, size);
+        sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %s: %zu × %zu bytes overflow "
+                      "the address space", what, count, size);
         return NULL;
     }
     size_t bytes = count * size;
+    if (bytes > PTRDIFF_MAX) {                   /* no malloc can succeed: do not ask */
+        sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %zu bytes for %s (more than "
+                      "the address space allows)", bytes, what);
+        return NULL;
+    }
     void *p = injected_failure() ? NULL : malloc(bytes ? bytes : 1);
     if (!p) sla_error_set(SLA_ENOMEM, "sla_malloc", "cannot allocate %zu bytes for %s", bytes, what);
     return p;
@@ -118,7 +143,13 @@ void *sla_malloc(size_t count, size_t size, const char *what)
 void *sla_calloc(size_t count, size_t size, const char *what)
 {
     if (size && count > SIZE_MAX / size) {
-        sla_error_set(SLA_ENOMEM, "sla_calloc", "%s: %zu × %zu bytes overflows", what, count, size);
+        sla_error_set(SLA_ENOMEM, "sla_calloc", "cannot allocate %s: %zu × %zu bytes overflow "
+                      "the address space", what, count, size);
+        return NULL;
+    }
+    if (count * size > PTRDIFF_MAX) {
+        sla_error_set(SLA_ENOMEM, "sla_calloc", "cannot allocate %zu bytes for %s (more than "
+                      "the address space allows)", count * size, what);
         return NULL;
     }
     void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);

@@ -17,6 +17,13 @@ sla_status sla_error_set(sla_status status, const char *func, const char *fmt, .
 sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/** For an error status (< 0): makes the message start with "func: ", func being the public
+ *  function that was called, so that a failure deep inside (an allocation, a backend) names
+ *  the entry point: "sla_malloc: cannot allocate ..." becomes "func: cannot allocate ...",
+ *  "cholmod_factorize: ..." becomes "func: cholmod_factorize: ...". A message that already
+ *  starts with "func:" is kept. Returns status unchanged (warnings pass through untouched). */
+sla_status sla_error_attribute(sla_status status, const char *func);
+
 #define SLA_FAIL(status, ...) sla_error_set((status), __func__, __VA_ARGS__)
 #define SLA_CHECK_ARG(cond, ...) \
     do { if (!(cond)) return SLA_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
@@ -38,6 +45,12 @@ SLA_API int64_t sla_test_fail_alloc_after(int64_t n);
 /** Splits rows [0, nrows) into nparts ranges of about equal nonzero count (rowptr based).
  *  bounds has nparts + 1 entries; bounds[0] = 0, bounds[nparts] = nrows. */
 void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds);
+
+/** sla_matrix_check() on behalf of the public function func, naming the matrix argument
+ *  `name` in messages ("sla_solver_create: A is NULL", "... A->values[0][17] (row 3, col 4)
+ *  is not finite"). */
+sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
+                                int check_finite);
 
 /** 1 if every one of n doubles/floats is finite; else 0 and *bad = first bad index. */
 int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);

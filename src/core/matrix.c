@@ -4,6 +4,13 @@
 
 #include "core/internal.h"
 
+/* max(r, x) that propagates NaN (fmax drops it, which would hide a NaN entry behind a finite
+ * norm); used by the norms of t_props.h */
+static double max_nan(double r, double x)
+{
+    return isnan(r) ? r : (x > r || isnan(x)) ? x : r;
+}
+
 #define SLA_TEMPLATE "core/t_props.h"
 #include "core/instantiate.h"
 
@@ -12,29 +19,43 @@ sla_matrix sla_matrix_view(const sla_pattern *p, sla_dtype dtype, int64_t batch,
     return (sla_matrix){p, dtype, batch, values};
 }
 
-sla_status sla_matrix_check(const sla_matrix *A, int check_finite)
+sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
+                                int check_finite)
 {
-    SLA_CHECK_ARG(A, "matrix is NULL");
-    SLA_CHECK_ARG(A->pattern, "matrix pattern is NULL");
+    if (!A) return sla_error_set(SLA_EINVAL, func, "%s is NULL", name);
+    if (!A->pattern) return sla_error_set(SLA_EINVAL, func, "%s->pattern is NULL", name);
     if (A->dtype != SLA_FLOAT64 && A->dtype != SLA_FLOAT32)
-        return SLA_FAIL(SLA_EDTYPE, "matrix dtype %d is not float64 or float32", (int)A->dtype);
-    SLA_CHECK_ARG(A->batch >= 1, "matrix batch = %lld < 1", (long long)A->batch);
-    int64_t nnz = sla_pattern_nnz(A->pattern);
-    SLA_CHECK_ARG(A->values || nnz == 0, "matrix values are NULL");
+        return sla_error_set(SLA_EDTYPE, func, "%s: dtype %d is not float64 or float32", name,
+                             (int)A->dtype);
+    if (A->batch < 1)
+        return sla_error_set(SLA_EINVAL, func, "%s->batch = %lld < 1", name, (long long)A->batch);
+    int64_t nnz = sla_pattern_nnz(A->pattern), total;
+    if (__builtin_mul_overflow(A->batch, nnz, &total) ||
+        total > INT64_MAX / (int64_t)sla_dtype_size(A->dtype))
+        return sla_error_set(SLA_EINVAL, func, "%s: batch %lld × nnz %lld values overflow", name,
+                             (long long)A->batch, (long long)nnz);
+    if (!A->values && nnz > 0)
+        return sla_error_set(SLA_EINVAL, func, "%s->values is NULL (expected [%lld][%lld] values)",
+                             name, (long long)A->batch, (long long)nnz);
     int64_t bad;
-    if (check_finite && !sla_all_finite(A->dtype, A->values, A->batch * nnz, &bad)) {
+    if (check_finite && !sla_all_finite(A->dtype, A->values, total, &bad)) {
         int64_t s = bad % nnz;
         const int64_t *ri = sla_pattern_rowind(A->pattern);
-        return SLA_FAIL(SLA_ENONFINITE, "matrix value at batch %lld, slot %lld (row %lld, col %d) "
-                        "is not finite", (long long)(bad / nnz), (long long)s,
-                        (long long)(ri ? ri[s] : -1), sla_pattern_colind(A->pattern)[s]);
+        return sla_error_set(SLA_ENONFINITE, func, "%s: value at batch %lld, slot %lld (row %lld, "
+                             "col %d) is not finite", name, (long long)(bad / nnz), (long long)s,
+                             (long long)(ri ? ri[s] : -1), sla_pattern_colind(A->pattern)[s]);
     }
     return SLA_OK;
 }
 
+sla_status sla_matrix_check(const sla_matrix *A, int check_finite)
+{
+    return sla_matrix_check_for(__func__, "A", A, check_finite);
+}
+
 sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol, int *is_symmetric)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     SLA_CHECK_ARG(is_symmetric, "is_symmetric is NULL");
     *is_symmetric = 0;
     if (sla_pattern_nrows(A->pattern) != sla_pattern_ncols(A->pattern)) return SLA_OK;
@@ -48,7 +69,7 @@ sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol
 
 sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     SLA_CHECK_ARG(info, "info is NULL");
     SLA_DISPATCH(A->dtype, diag, (A->pattern, A->batch, A->values, NULL, info));
     return SLA_OK;
@@ -56,7 +77,7 @@ sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info)
 
 sla_status sla_matrix_diagonal(const sla_matrix *A, void *diag)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     SLA_CHECK_ARG(diag, "diag is NULL");
     SLA_DISPATCH(A->dtype, diag, (A->pattern, A->batch, A->values, diag, NULL));
     return SLA_OK;
@@ -64,7 +85,7 @@ sla_status sla_matrix_diagonal(const sla_matrix *A, void *diag)
 
 sla_status sla_matrix_norm(const sla_matrix *A, char which, double *norms)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     SLA_CHECK_ARG(norms, "norms is NULL");
     if (which == 'f') which = 'F';
     if (which == 'i') which = 'I';
@@ -85,7 +106,7 @@ sla_status sla_matrix_norm(const sla_matrix *A, char which, double *norms)
 
 sla_status sla_matrix_to_dense(const sla_matrix *A, void *dense)
 {
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
     if (n > 0 && m > SLA_DENSE_MAX / n)
         return SLA_FAIL(SLA_ESHAPE, "%lld × %lld is too large for a dense matrix", (long long)m,

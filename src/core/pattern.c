@@ -87,12 +87,16 @@ static sla_status check_shape(const char *func, int64_t nrows, int64_t ncols, in
     return SLA_OK;
 }
 
-static sla_status finish(sla_pattern *p, sla_status st, entry *e, int64_t *rowstart,
-                         sla_pattern **out)
+/* frees the work arrays; on failure frees p too and attributes an allocation failure to func */
+static sla_status finish(const char *func, sla_pattern *p, sla_status st, entry *e,
+                         int64_t *rowstart, sla_pattern **out)
 {
     sla_free(e);
     sla_free(rowstart);
-    if (st != SLA_OK) { sla_pattern_free(&p); return st; }
+    if (st != SLA_OK) {
+        sla_pattern_free(&p);
+        return sla_error_attribute(st, func);
+    }
     *out = p;
     return SLA_OK;
 }
@@ -116,13 +120,13 @@ sla_status sla_pattern_from_coo(int64_t nrows, int64_t ncols, int64_t nnz_in, co
     sla_pattern *p = pattern_alloc(nrows, ncols, nnz_in);
     int64_t *rowstart = sla_calloc((size_t)nrows + 1, sizeof(int64_t), "row buckets");
     entry *e = sla_malloc((size_t)nnz_in, sizeof(entry), "entries");
-    if (!p || !rowstart || !e) return finish(p, SLA_ENOMEM, e, rowstart, out);
+    if (!p || !rowstart || !e) return finish(__func__, p, SLA_ENOMEM, e, rowstart, out);
     for (int64_t k = 0; k < nnz_in; k++) rowstart[row[k] + 1]++;
     for (int64_t i = 0; i < nrows; i++) rowstart[i + 1] += rowstart[i];
     /* p->rowptr serves as the fill cursor; assemble_rows overwrites it afterwards */
     memcpy(p->rowptr, rowstart, ((size_t)nrows + 1) * sizeof(int64_t));
     for (int64_t k = 0; k < nnz_in; k++) e[p->rowptr[row[k]]++] = (entry){col[k], k};
-    return finish(p, assemble_rows(p, rowstart, e), e, rowstart, out);
+    return finish(__func__, p, assemble_rows(p, rowstart, e), e, rowstart, out);
 }
 
 sla_status sla_pattern_from_csr(int64_t nrows, int64_t ncols, const int64_t *rowptr,
@@ -145,9 +149,9 @@ sla_status sla_pattern_from_csr(int64_t nrows, int64_t ncols, const int64_t *row
                             (long long)k, (long long)colind[k], (long long)ncols);
     sla_pattern *p = pattern_alloc(nrows, ncols, nnz_in);
     entry *e = sla_malloc((size_t)nnz_in, sizeof(entry), "entries");
-    if (!p || !e) return finish(p, SLA_ENOMEM, e, NULL, out);
+    if (!p || !e) return finish(__func__, p, SLA_ENOMEM, e, NULL, out);
     for (int64_t k = 0; k < nnz_in; k++) e[k] = (entry){colind[k], k};
-    return finish(p, assemble_rows(p, rowptr, e), e, NULL, out);
+    return finish(__func__, p, assemble_rows(p, rowptr, e), e, NULL, out);
 }
 
 /* Aᵀ by a counting sort over columns; rows of A are visited in order, so each row of Aᵀ comes
@@ -186,7 +190,8 @@ sla_status sla_pattern_transpose(const sla_pattern *p, sla_pattern **out, int64_
     if (p->nrows > INT32_MAX)
         return SLA_FAIL(SLA_EINDEX, "nrows = %lld does not fit the int32 column indices of Aᵀ",
                         (long long)p->nrows);
-    return build_transpose(p, out, perm);
+    sla_status st = build_transpose(p, out, perm);
+    return sla_error_attribute(st, __func__);
 }
 
 sla_status sla_pattern_cached_transpose(const sla_pattern *p, const sla_pattern **pt,
@@ -200,7 +205,7 @@ sla_status sla_pattern_cached_transpose(const sla_pattern *p, const sla_pattern 
         if (!atomic_load(&q->transpose)) {
             int64_t *tp = sla_malloc((size_t)p->nnz, sizeof(int64_t), "transpose permutation");
             sla_pattern *t = NULL;
-            st = tp ? sla_pattern_transpose(p, &t, tp) : SLA_ENOMEM;
+            st = tp ? sla_pattern_transpose(p, &t, tp) : sla_error_attribute(SLA_ENOMEM, __func__);
             if (st == SLA_OK) { q->tperm = tp; atomic_store(&q->transpose, t); }
             else sla_free(tp);
         }

@@ -63,8 +63,7 @@ static void spmv_run(spmv_ctx *c, sla_dtype dtype, int64_t batch)
 static sla_status check_op(const char *func, sla_op op, const sla_matrix *A, int x_batched,
                            int64_t k)
 {
-    sla_status st = sla_matrix_check(A, 0);
-    if (st < 0) return sla_error_wrap(st, func, "A");
+    SLA_TRY(sla_matrix_check_for(func, "A", A, 0));
     if (op != SLA_OP_N && op != SLA_OP_T)
         return sla_error_set(SLA_EINVAL, func, "op = %d is not SLA_OP_N or SLA_OP_T", (int)op);
     if (k < 1) return sla_error_set(SLA_EINVAL, func, "k = %lld < 1", (long long)k);

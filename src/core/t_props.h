@@ -61,27 +61,32 @@ static void FN(norm)(const sla_pattern *p, int64_t batch, const REAL *v, char wh
         const REAL *a = v + b * nnz;
         double r = 0;
         if (which == 'F') {
-            /* scaled sum of squares (LAPACK dlassq) avoids overflow for entries ~1e200 */
+            /* scaled sum of squares (LAPACK dlassq) avoids overflow for entries ~1e200; an
+             * infinite entry makes the norm inf (inf/inf inside the scaling would give NaN),
+             * and a NaN entry makes it NaN */
             double scale = 0, ssq = 1;
+            int has_inf = 0, has_nan = 0;
             for (int64_t s = 0; s < nnz; s++) {
                 double x = fabs((double)a[s]);
+                if (isnan(x)) { has_nan = 1; continue; }
+                if (isinf(x)) { has_inf = 1; continue; }
                 if (x == 0) continue;
                 if (scale < x) { ssq = 1 + ssq * (scale / x) * (scale / x); scale = x; }
                 else ssq += (x / scale) * (x / scale);
             }
-            r = scale * sqrt(ssq);
+            r = has_nan ? NAN : has_inf ? INFINITY : scale * sqrt(ssq);
         } else if (which == 'M') {
-            for (int64_t s = 0; s < nnz; s++) r = fmax(r, fabs((double)a[s]));
+            for (int64_t s = 0; s < nnz; s++) r = max_nan(r, fabs((double)a[s]));
         } else if (which == 'I') {
             for (int64_t i = 0; i < m; i++) {
                 double t = 0;
                 for (int64_t s = rp[i]; s < rp[i + 1]; s++) t += fabs((double)a[s]);
-                r = fmax(r, t);
+                r = max_nan(r, t);
             }
         } else { /* '1' */
             for (int64_t j = 0; j < n; j++) colsum[j] = 0;
             for (int64_t s = 0; s < nnz; s++) colsum[ci[s]] += fabs((double)a[s]);
-            for (int64_t j = 0; j < n; j++) r = fmax(r, colsum[j]);
+            for (int64_t j = 0; j < n; j++) r = max_nan(r, colsum[j]);
         }
         out[b] = r;
     }

@@ -14,7 +14,8 @@ sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **
     if (coo->field == SLA_MM_COMPLEX)
         return SLA_FAIL(SLA_EDTYPE, "the matrix is complex, but complex dtypes are not supported yet");
     sla_pattern *p = NULL;
-    SLA_TRY(sla_pattern_from_coo(coo->nrows, coo->ncols, coo->nnz, coo->row, coo->col, &p));
+    SLA_TRY(sla_error_attribute(sla_pattern_from_coo(coo->nrows, coo->ncols, coo->nnz, coo->row,
+                                                     coo->col, &p), __func__));
     int64_t nnz = sla_pattern_nnz(p);
     double *csr = sla_malloc((size_t)nnz, sizeof(double), "CSR values");
     float *csr32 = csr && dtype == SLA_FLOAT32 ? sla_malloc((size_t)nnz, sizeof(float), "CSR values")
@@ -22,7 +23,7 @@ sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **
     if (!csr || (dtype == SLA_FLOAT32 && !csr32)) {
         sla_free(csr);
         sla_pattern_free(&p);
-        return SLA_ENOMEM;
+        return sla_error_attribute(SLA_ENOMEM, __func__);
     }
     sla_values_gather(p, SLA_FLOAT64, 1, coo->values, csr);   /* arguments are valid */
     if (dtype == SLA_FLOAT32) {

@@ -108,11 +108,15 @@ static int same_value(double x, double y) { return x == y || (isnan(x) && isnan(
 /* Exact symmetry, since only the lower triangle is written: every a_ij must equal a_ji (an
  * entry missing on one side counts as 0; NaN matches NaN). For a pattern file (v = NULL) only
  * the structure must be symmetric. */
+/* the checks below report errors in the name of the public function */
+#define MMW_FAIL(status, ...) sla_error_set((status), "sla_mm_write", __VA_ARGS__)
+#define MMW_CHECK(cond, ...) do { if (!(cond)) return MMW_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
+
 static sla_status check_symmetric(const sla_matrix *A, const void *v)
 {
     const sla_pattern *p = A->pattern;
     if (sla_pattern_nrows(p) != sla_pattern_ncols(p))
-        return SLA_FAIL(SLA_EINVAL, "symmetric storage needs a square matrix, A is %lld × %lld",
+        return MMW_FAIL(SLA_EINVAL, "symmetric storage needs a square matrix, A is %lld × %lld",
                         (long long)sla_pattern_nrows(p), (long long)sla_pattern_ncols(p));
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
@@ -120,12 +124,12 @@ static sla_status check_symmetric(const sla_matrix *A, const void *v)
         for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
             int64_t t = sla_pattern_find(p, ci[s], i);
             if (!v && t < 0)
-                return SLA_FAIL(SLA_EINVAL, "the pattern of A is not symmetric: (%lld, %d) is "
+                return MMW_FAIL(SLA_EINVAL, "the pattern of A is not symmetric: (%lld, %d) is "
                                 "stored but (%d, %lld) is not (write it with SLA_MM_GENERAL)",
                                 (long long)i, ci[s], ci[s], (long long)i);
             double x = v ? value_at(A, v, s) : 0.0, y = v && t >= 0 ? value_at(A, v, t) : 0.0;
             if (!same_value(x, y))
-                return SLA_FAIL(SLA_EINVAL, "A is not symmetric: A[%lld][%d] = %.17g but "
+                return MMW_FAIL(SLA_EINVAL, "A is not symmetric: A[%lld][%d] = %.17g but "
                                 "A[%d][%lld] = %.17g (write it with SLA_MM_GENERAL)",
                                 (long long)i, ci[s], x, ci[s], (long long)i, y);
         }
@@ -139,7 +143,7 @@ static sla_status check_integers(const sla_matrix *A, const void *v)
     for (int64_t s = 0; s < nnz; s++) {
         double x = value_at(A, v, s);
         if (!(x == floor(x) && fabs(x) < 9223372036854775808.0))
-            return SLA_FAIL(SLA_EINVAL, "value %.17g in CSR slot %lld is not an integer in the "
+            return MMW_FAIL(SLA_EINVAL, "value %.17g in CSR slot %lld is not an integer in the "
                                         "int64 range (field SLA_MM_INTEGER)", x, (long long)s);
     }
     return SLA_OK;
@@ -148,13 +152,13 @@ static sla_status check_integers(const sla_matrix *A, const void *v)
 static sla_status check_args(const char *path, const sla_matrix *A, int64_t index,
                              sla_mm_field field, sla_mm_symmetry symmetry)
 {
-    SLA_CHECK_ARG(path, "path is NULL");
-    SLA_TRY(sla_matrix_check(A, 0));
-    SLA_CHECK_ARG(index >= 0 && index < A->batch, "index = %lld is not in [0, batch = %lld)",
+    MMW_CHECK(path, "path is NULL");
+    SLA_TRY(sla_matrix_check_for("sla_mm_write", "A", A, 0));
+    MMW_CHECK(index >= 0 && index < A->batch, "index = %lld is not in [0, batch = %lld)",
                   (long long)index, (long long)A->batch);
-    SLA_CHECK_ARG(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN,
+    MMW_CHECK(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN,
                   "field = %d is not SLA_MM_REAL, SLA_MM_INTEGER or SLA_MM_PATTERN", (int)field);
-    SLA_CHECK_ARG(symmetry == SLA_MM_GENERAL || symmetry == SLA_MM_SYMMETRIC,
+    MMW_CHECK(symmetry == SLA_MM_GENERAL || symmetry == SLA_MM_SYMMETRIC,
                   "symmetry = %d is not SLA_MM_GENERAL or SLA_MM_SYMMETRIC", (int)symmetry);
     return SLA_OK;
 }

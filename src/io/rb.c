@@ -206,11 +206,17 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
                         const char *title)
 {
     SLA_CHECK_ARG(path, "path is NULL");
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
     SLA_CHECK_ARG(index >= 0 && index < A->batch, "index %lld out of range [0, %lld)",
                   (long long)index, (long long)A->batch);
     SLA_CHECK_ARG(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN,
                   "field must be real, integer or pattern");
+    if (sla_pattern_nnz(A->pattern) == 0)
+        return SLA_FAIL(SLA_EUNSUPPORTED, "%s: a %lld × %lld matrix without stored entries cannot "
+                        "be written in Rutherford–Boeing format (RBio's RBwrite refuses it: "
+                        "\"matrix dimensions are invalid\"); use Matrix Market or safetensors",
+                        path, (long long)sla_pattern_nrows(A->pattern),
+                        (long long)sla_pattern_ncols(A->pattern));
     /* RBio wants CSC = the CSR of Aᵀ, with double values */
     const sla_pattern *t;
     const int64_t *perm;
@@ -224,10 +230,13 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
         const int64_t *rp = sla_pattern_rowptr(t);
         const int32_t *ci = sla_pattern_colind(t);
         for (int64_t j = 0; j <= n; j++) Ap[j] = rp[j];
+        /* RBwrite needs Ax even for a pattern matrix (it returns RBIO_ARG_ERROR when Ax is
+         * NULL); with mkind 1 it writes no values, so ones stand in */
         for (int64_t q = 0; q < nnz; q++) {
             int64_t s = index * nnz + perm[q];
             Ai[q] = ci[q];
-            Ax[q] = A->dtype == SLA_FLOAT64 ? ((const double *)A->values)[s]
+            Ax[q] = field == SLA_MM_PATTERN ? 1.0
+                  : A->dtype == SLA_FLOAT64 ? ((const double *)A->values)[s]
                                             : ((const float *)A->values)[s];
         }
         char name[4096], ttl[73], key[9] = "sla", mtype[4];
@@ -235,7 +244,7 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
         snprintf(ttl, sizeof ttl, "%s", title ? title : "written by sla");
         SuiteSparse_long mkind = field == SLA_MM_PATTERN ? 1 : field == SLA_MM_INTEGER ? 3 : 0;
         SuiteSparse_long rc = RBwrite(name, ttl, key, sla_pattern_nrows(A->pattern), n, Ap, Ai,
-                                      field == SLA_MM_PATTERN ? NULL : Ax, NULL, NULL, NULL, mkind, mtype);
+                                      Ax, NULL, NULL, NULL, mkind, mtype);
         if (rc < 0)
             st = SLA_FAIL(rc == RBIO_FILE_IOERROR ? SLA_EIO : SLA_EPARSE, "%s: %s (RBio %ld)", path,
                           rbio_error(rc), (long)rc);

@@ -3,12 +3,16 @@
  * {"name": {"dtype": "F64", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
  * then the byte buffer the offsets point into (https://github.com/huggingface/safetensors). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "core/internal.h"
+
+/* errors of the reader's helpers are reported in the name of the public function */
+#define ST_FAIL(status, ...) sla_error_set((status), "sla_safetensors_read", __VA_ARGS__)
 
 #define ST_MAX_HEADER ((uint64_t)100 << 20)
 
@@ -48,40 +52,70 @@ static int64_t st_get_int(const st_tensor *t, int64_t k)
     return v;
 }
 
+/* a JSON number that is a non-negative integer below 2^53 (exact in a double) */
+static int st_is_count(const cJSON *x)
+{
+    return cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 9007199254740992.0 &&
+           x->valuedouble == floor(x->valuedouble);
+}
+
+/* cJSON keeps every member of an object, duplicates included, and looks names up first match:
+ * a header naming a tensor (or a field of one) twice is ambiguous, so it is refused. */
+static sla_status st_no_duplicates(const char *path, const cJSON *obj, const char *where,
+                                   int top)
+{
+    for (const cJSON *a = obj->child; a; a = a->next) {
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (a->string && b->string && !strcmp(a->string, b->string))
+                return ST_FAIL(SLA_EPARSE, "%s: duplicate key \"%s\" in %s", path, a->string,
+                                where);
+        if (top && cJSON_IsObject(a)) {           /* the fields of each tensor entry */
+            char inner[128];
+            snprintf(inner, sizeof inner, "tensor \"%s\"", a->string ? a->string : "?");
+            SLA_TRY(st_no_duplicates(path, a, inner, 0));
+        }
+    }
+    return SLA_OK;
+}
+
 static sla_status st_find(const char *path, const cJSON *hdr, const unsigned char *buf,
                           size_t buflen, const char *name, int is_index, st_tensor *t)
 {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(hdr, name);
     if (!cJSON_IsObject(e))
-        return SLA_FAIL(SLA_EPARSE, "%s: no tensor \"%s\" (torch-sla layout: values, row_indices, "
+        return ST_FAIL(SLA_EPARSE, "%s: no tensor \"%s\" (torch-sla layout: values, row_indices, "
                         "col_indices, shape)", path, name);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)
-        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" lacks dtype, shape or data_offsets", path, name);
+        return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" lacks dtype, shape or data_offsets", path, name);
     t->name = name;
     t->dtype = dt->valuestring;
     size_t es = st_elem_size(t->dtype);
     if (!es || (is_index && t->dtype[0] != 'I'))
-        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
+        return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
                         t->dtype, is_index ? "I64 or I32" : "F64, F32, I64 or I32");
     t->ndim = cJSON_GetArraySize(sh);
     if (t->ndim < 1 || t->ndim > 2)
-        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
+        return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
     uint64_t count = 1;
     for (int d = 0; d < t->ndim; d++) {
         const cJSON *x = cJSON_GetArrayItem(sh, d);
-        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 9e15)
-            return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has an invalid shape", path, name);
+        if (!st_is_count(x))
+            return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\": shape[%d] is not a non-negative integer",
+                            path, name, d);
         t->dims[d] = (int64_t)x->valuedouble;
         if (t->dims[d] && count > UINT64_MAX / 16 / (uint64_t)t->dims[d])
-            return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" shape overflows", path, name);
+            return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" shape overflows", path, name);
         count *= (uint64_t)t->dims[d];
     }
+    if (!st_is_count(cJSON_GetArrayItem(off, 0)) || !st_is_count(cJSON_GetArrayItem(off, 1)))
+        return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\": data_offsets are not non-negative integers",
+                        path, name);
     double b = cJSON_GetArrayItem(off, 0)->valuedouble, en = cJSON_GetArrayItem(off, 1)->valuedouble;
     if (!(b >= 0 && en >= b && en <= (double)buflen) || (uint64_t)(en - b) != count * es)
-        return SLA_FAIL(SLA_EPARSE, "%s: tensor \"%s\" data_offsets [%.0f, %.0f] do not match its "
+        return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" data_offsets [%.0f, %.0f] do not match its "
                         "shape or lie outside the %zu-byte buffer", path, name, b, en, buflen);
     t->data = buf + (size_t)b;
     t->bytes = (size_t)(en - b);
@@ -92,16 +126,16 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
                            const st_tensor *c, const st_tensor *shape, sla_coo **out)
 {
     if (v->ndim != 1)
-        return SLA_FAIL(SLA_EPARSE, "%s: \"values\" has shape [%lld, %lld]: a batch of matrices; "
+        return ST_FAIL(SLA_EPARSE, "%s: \"values\" has shape [%lld, %lld]: a batch of matrices; "
                         "read one matrix at a time", path, (long long)v->dims[0], (long long)v->dims[1]);
     int64_t nnz = v->dims[0];
     if (r->ndim != 1 || c->ndim != 1 || r->dims[0] != nnz || c->dims[0] != nnz)
-        return SLA_FAIL(SLA_EPARSE, "%s: row_indices and col_indices must have shape [%lld]", path,
+        return ST_FAIL(SLA_EPARSE, "%s: row_indices and col_indices must have shape [%lld]", path,
                         (long long)nnz);
     if (shape->ndim != 1 || shape->dims[0] != 2)
-        return SLA_FAIL(SLA_EPARSE, "%s: \"shape\" must have 2 entries", path);
+        return ST_FAIL(SLA_EPARSE, "%s: \"shape\" must have 2 entries", path);
     int64_t m = st_get_int(shape, 0), n = st_get_int(shape, 1);
-    if (m < 0 || n < 0) return SLA_FAIL(SLA_EPARSE, "%s: negative shape %lld × %lld", path, (long long)m, (long long)n);
+    if (m < 0 || n < 0) return ST_FAIL(SLA_EPARSE, "%s: negative shape %lld × %lld", path, (long long)m, (long long)n);
     sla_coo *coo = sla_calloc(1, sizeof *coo, "coo");
     if (!coo) return SLA_ENOMEM;
     coo->row = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
@@ -117,7 +151,7 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
         coo->col[k] = st_get_int(c, k);
         coo->values[k] = st_get(v, k);
         if (coo->row[k] < 0 || coo->row[k] >= m || coo->col[k] < 0 || coo->col[k] >= n) {
-            sla_status st = SLA_FAIL(SLA_EPARSE, "%s: entry %lld at (%lld, %lld) is outside the "
+            sla_status st = ST_FAIL(SLA_EPARSE, "%s: entry %lld at (%lld, %lld) is outside the "
                                      "%lld × %lld shape", path, (long long)k, (long long)coo->row[k],
                                      (long long)coo->col[k], (long long)m, (long long)n);
             sla_coo_free(&coo);
@@ -131,15 +165,15 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
 static sla_status read_file(const char *path, unsigned char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return SLA_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
+    if (!f) return ST_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
     sla_status st = SLA_OK;
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = SLA_FAIL(SLA_EIO, "%s: cannot seek", path);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = ST_FAIL(SLA_EIO, "%s: cannot seek", path);
     unsigned char *b = st == SLA_OK ? sla_malloc((size_t)size, 1, "file buffer") : NULL;
     if (st == SLA_OK && !b) st = SLA_ENOMEM;
     if (st == SLA_OK && fread(b, 1, (size_t)size, f) != (size_t)size)
-        st = SLA_FAIL(SLA_EIO, "%s: short read", path);
+        st = ST_FAIL(SLA_EIO, "%s: short read", path);
     fclose(f);
     if (st != SLA_OK) { sla_free(b); return st; }
     *buf = b;
@@ -167,6 +201,7 @@ sla_status sla_safetensors_read(const char *path, sla_coo **out)
     st_tensor v, r, c, shape;
     const unsigned char *data = buf + 8 + hlen;
     size_t dlen = len - 8 - (size_t)hlen;
+    if (st == SLA_OK) st = st_no_duplicates(path, hdr, "the safetensors header", 1);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "values", 0, &v);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "col_indices", 1, &c);

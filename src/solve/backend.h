@@ -37,7 +37,10 @@ typedef struct sla_backend {
     /* Numeric set-up again after s->A.values changed (same pattern). */
     sla_status (*refactor)(sla_solver *s);
     /* op(A_b) X_b = B_b for every batch element; fills info's iterations/residual/converged/
-     * reason/rcond (the generic layer fills method, precond, description). */
+     * reason/rcond (the generic layer fills method, precond, description). info arrives with
+     * residual_norm = relative_residual = −1: a backend that measures the residuals takes its
+     * maxima from there; one that leaves −1 gets the true residual computed by the generic
+     * layer (one SpMV). On an error return the generic layer sets converged = 0, reason error. */
     sla_status (*solve)(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                         sla_solve_info *info);
     /* Optional (NULL: SLA_EUNSUPPORTED): sign and log|det| per batch element. */

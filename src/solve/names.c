@@ -10,7 +10,7 @@ static const char *const precond_names[SLA_PRECOND_COUNT] = {
     "auto", "none", "jacobi", "ic0", "ilu0", "amg", "user"};
 static const char *const ordering_names[SLA_ORDERING_COUNT] = {"auto", "natural", "amd", "metis"};
 static const char *const reason_names[SLA_REASON_COUNT] = {
-    "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation"};
+    "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation", "error"};
 
 static const char *name_of(const char *const *names, int count, int v)
 {

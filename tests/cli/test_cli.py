@@ -1,6 +1,6 @@
 """Tests of the installed `sla` command-line tool on the shared matrices.
 
-CTest installs the project into <build>/test-install first (fixture cli_install) and sets
+CTest installs the project into <build>/test-install first (fixture sla_install) and sets
 SLA_CLI to the installed binary and SLA_MATRIX_DIR to the shared matrices.
 """
 import gzip
@@ -178,3 +178,152 @@ def test_eigsh_1138_bus():
     ev = j["eigenvalues"]
     assert math.isclose(ev[0], 3.517e-3, rel_tol=1e-3)
     assert math.isclose(ev[1], 9.862e-2, rel_tol=1e-3)
+
+
+# ---- review fixes: refusals, messages, option ranges, JSON contract --------------------------
+
+COMMON_KEYS = {"method", "reason", "converged", "iterations", "residual", "time_s"}
+
+
+@need_matrices
+def test_convert_refuses_same_file(tmp_path):
+    """`sla convert IN IN` used to overwrite IN; other spellings and links are the same file."""
+    src = tmp_path / "a.mtx"
+    src.write_bytes(open(mat("nos6.mtx"), "rb").read())
+    before = src.read_bytes()
+    (tmp_path / "sub").mkdir()
+    os.symlink(src, tmp_path / "link.mtx")
+    os.link(src, tmp_path / "hard.mtx")
+    for out in [str(src), str(tmp_path / "sub" / ".." / "a.mtx"), str(tmp_path / "link.mtx"),
+                str(tmp_path / "hard.mtx")]:
+        p = run("convert", str(src), out, check_rc=2)
+        assert p.stderr.startswith("sla convert: ") and "is the input file" in p.stderr
+        assert src.read_bytes() == before
+    p = run("convert", str(src), str(src), "--json", check_rc=2)
+    assert json.loads(p.stdout)["status"] == "usage"
+
+
+@need_matrices
+def test_messages_name_command_and_file(tmp_path):
+    cplx = mat("headers/c_hermitian.mtx")
+    for args in [["solve", cplx], ["eigsh", cplx, "-k", "1"], ["logdet", cplx],
+                 ["convert", cplx, str(tmp_path / "c.mtx")]]:
+        p = run(*args, check_rc=2)
+        assert p.stderr.startswith(f"sla {args[0]}: {cplx}: "), p.stderr
+        assert "complex" in p.stderr
+    # -o to a folder that does not exist: fails before the solve, with the command's prefix
+    p = run("solve", mat("nos6.mtx"), "-o", "/nonexistent/x.mtx", check_rc=2)
+    assert p.stderr.startswith("sla solve: -o /nonexistent/x.mtx: cannot create")
+    assert p.stdout == ""
+    # convert errors name the path once
+    out = "/nonexistent/y.mtx"
+    p = run("convert", mat("nos6.mtx"), out, check_rc=2)
+    assert p.stderr.startswith("sla convert: ") and p.stderr.count(out) == 1, p.stderr
+    p = run("convert", "/nonexistent/in.mtx", str(tmp_path / "y.mtx"), check_rc=2)
+    assert p.stderr.count("/nonexistent/in.mtx") == 1, p.stderr
+
+
+@need_matrices
+@pytest.mark.parametrize("args,phrase", [
+    (["solve", "--maxiter", "-5"], "--maxiter: -5 is below the minimum 1"),
+    (["solve", "--maxiter", "0"], "--maxiter: 0 is below the minimum 1"),
+    (["solve", "--maxiter", "99999999999999999999"], "--maxiter: 99999999999999999999 is out of range"),
+    (["solve", "--monitor-every", "0"], "--monitor-every: 0 is below"),
+    (["solve", "--monitor-every", "-3"], "--monitor-every: -3 is below"),
+    (["solve", "--restart", "0"], "--restart: 0 is below"),
+    (["solve", "--rtol", "-1e-8"], "--rtol: -1e-8 is below"),
+    (["solve", "--rtol", "nan"], "--rtol: 'nan' is not finite"),
+    (["solve", "--atol", "inf"], "--atol: 'inf' is not finite"),
+    (["eigsh", "-k", "0"], "-k: 0 is below the minimum 1"),
+    (["eigsh", "-k", "676"], "-k 676: the 675 × 675 matrix has only 675 eigenvalues"),
+    (["eigsh", "-k", "2", "--tol", "-1"], "--tol: -1 is below"),
+    (["eigsh", "-k", "2", "--maxiter", "-2"], "--maxiter: -2 is below"),
+    (["eigsh", "-k", "2", "--sigma", "nan"], "--sigma: 'nan' is not finite"),
+])
+def test_option_values_checked(args, phrase):
+    """Values used to be clamped silently (--maxiter -5 ran with the default)."""
+    p = run(args[0], mat("nos6.mtx"), *args[1:], check_rc=2)
+    assert phrase in p.stderr, p.stderr
+    p = run(args[0], mat("nos6.mtx"), *args[1:], "--json", check_rc=2)
+    j = json.loads(p.stdout)
+    assert j["status"] == "usage" and phrase in j["error"] and j["exit_code"] == 2
+
+
+@need_matrices
+def test_precond_with_direct_method_warns():
+    p = run("solve", mat("nos6.mtx"), "--method", "cholesky", "--precond", "amg", "--json",
+            check_rc=0)
+    assert "warning: --precond amg is ignored: method cholesky is direct" in p.stderr
+    assert json.loads(p.stdout)["method"] == "cholesky"
+    p = run("solve", mat("nos6.mtx"), "--method", "cg", "--precond", "jacobi", "--rtol", "1e-8",
+            check_rc=0)
+    assert "warning" not in p.stderr
+
+
+@need_matrices
+def test_json_common_keys():
+    j = run_json("solve", mat("nos6.mtx"))
+    assert COMMON_KEYS <= set(j)
+    j = run_json("eigsh", mat("nos6.mtx"), "-k", "2", "--which", "SA")
+    assert COMMON_KEYS <= set(j) and len(j["eigenvalues"]) == 2
+    j = run_json("logdet", mat("nos6.mtx"))
+    assert COMMON_KEYS <= set(j) and {"sign", "logabsdet", "singular"} <= set(j)
+    assert j["reason"] == "converged" and j["converged"] is True and j["iterations"] == 0
+    assert j["residual"] is None and j["singular"] is False and j["sign"] == 1
+    j = run_json("info", mat("nos6.mtx"))
+    assert COMMON_KEYS <= set(j)
+    assert j["method"] == j["auto_method"] == "cholesky" and j["converged"] is None
+    j = run_json("info", mat("illc1850.mtx"))
+    assert j["method"] is None and j["auto_method"] is None
+
+
+@need_matrices
+def test_logdet_singular():
+    """bcspwr10 is singular (ldlt: null pivots): sign 0, no '+0', no '-inf' string in JSON."""
+    p = run("logdet", mat("bcspwr10.mtx"), check_rc=0)
+    lines = dict(l.split(":", 1) for l in p.stdout.splitlines() if ":" in l)
+    assert lines["sign"].strip() == "0"
+    assert lines["log|det|"].strip() == "-inf"
+    j = run_json("logdet", mat("bcspwr10.mtx"))
+    assert j["sign"] == 0 and j["logabsdet"] is None and j["singular"] is True
+    j = run_json("logdet", mat("hangGlider_2.mtx"))
+    assert j["sign"] == -1 and j["singular"] is False
+    p = run("logdet", mat("hangGlider_2.mtx"), check_rc=0)
+    assert "sign:        -1" in p.stdout
+
+
+@need_matrices
+def test_json_errors_on_stdout(tmp_path):
+    """With --json an error is still one JSON object on stdout; the exit code is unchanged."""
+    cases = [(["solve", mat("bcspwr10.mtx")], 3, "singular matrix"),
+             (["solve", mat("illc1850.mtx")], 2, "shape mismatch"),
+             (["eigsh", mat("west0479.mtx"), "-k", "2"], 2, None),
+             (["logdet", mat("headers/c_hermitian.mtx")], 2, None),
+             (["info", mat("headers/c_hermitian.mtx")], 2, None),
+             (["info", "/nonexistent/file.mtx"], 2, None),
+             (["solve", mat("nos6.mtx"), "--method", "magic"], 2, None)]
+    for args, rc, status in cases:
+        p = run(*args, "--json", check_rc=rc)
+        j = json.loads(p.stdout)
+        assert set(j) == {"error", "status", "command", "exit_code"}, j
+        assert j["command"] == args[0] and j["exit_code"] == rc
+        assert j["error"].startswith(f"sla {args[0]}: ")
+        assert j["error"] in p.stderr
+        if status:
+            assert j["status"] == status
+
+
+@need_matrices
+def test_convert_rb_pattern_and_empty(tmp_path):
+    """A pattern matrix to RB failed with 'invalid arguments (RBio -8)'."""
+    rb = tmp_path / "bcspwr10.rb"
+    run("convert", mat("bcspwr10.mtx"), str(rb), check_rc=0)
+    back = tmp_path / "back.mtx"
+    run("convert", str(rb), str(back), check_rc=0)
+    j, ref = run_json("info", str(back)), run_json("info", mat("bcspwr10.mtx"))
+    assert j["field"] == "pattern" and j["symmetry"] == "symmetric"
+    assert (j["rows"], j["nnz"]) == (ref["rows"], ref["nnz"]) == (5300, ref["nnz"])
+    for name in ["empty_3x4.mtx", "a04_0x4.mtx"]:
+        p = run("convert", mat("headers/" + name), str(tmp_path / "e.rb"), check_rc=2)
+        assert "without stored entries cannot be written in Rutherford" in p.stderr
+        assert not (tmp_path / "e.rb").exists()

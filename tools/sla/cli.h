@@ -20,20 +20,38 @@ typedef struct cli_matrix {
     const char *format;      /* "matrix market", "rutherford-boeing", "safetensors" */
 } cli_matrix;
 
+/* Errors. Every message goes to stderr as "sla CMD: message"; when the command line holds --json
+ * (see cli_begin), the same message is also printed on stdout as one JSON object
+ * {"error": "sla CMD: message", "status": "<status>", "command": CMD, "exit_code": N}, so that a
+ * caller parsing stdout always gets JSON. Exit codes are unchanged by --json. */
+
+/* Called first by every command with its arguments: notes whether --json was given. */
+void cli_begin(int argc, char **argv);
+
 /* Loads FILE by its extension (.mtx, .mtx.gz, .rb/.rua/.rsa/..., .safetensors). On failure prints
- * "sla: FILE: message" to stderr and returns the exit code (2 for bad input, 3 otherwise). */
-int cli_load(const char *path, int need_real, cli_matrix *m);
+ * "sla CMD: FILE: message" (the file named once) and returns the exit code (2 for bad input,
+ * 3 otherwise). need_real: also convert complex files (which then fail: not supported yet). */
+int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m);
 void cli_matrix_free(cli_matrix *m);
 
-/* Prints "sla CMD: message" for a failed status and returns the matching exit code. */
+/* Prints "sla CMD: WHAT: message" for a failed status (WHAT left out when the library's message
+ * already names it, e.g. a file path) and returns the matching exit code. */
 int cli_fail(const char *cmd, sla_status st, const char *what);
+
+/* An error that is not a library status (status names it, e.g. "usage", "io"); returns exit. */
+int cli_error(const char *cmd, int exit_code, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Usage error: prints the message and a hint to run --help, returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Parses a number option value; returns 0 and prints a usage error on failure. */
-int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out);
-int cli_parse_int(const char *cmd, const char *opt, const char *s, long long *out);
+/* "sla CMD: warning: ..." on stderr (never on stdout, so --json output stays one object). */
+void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse an option's value; return 0 after a usage error (missing value, not a number, not
+ * finite, out of the int64 range, or below min). */
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double min, double *out);
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long long min, long long *out);
 
 /* Seconds since an arbitrary origin (monotonic). */
 double cli_now(void);

@@ -1,6 +1,8 @@
 /* sla convert IN OUT: Matrix Market (.mtx, .mtx.gz), Rutherford–Boeing, safetensors. */
+#define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -14,7 +16,18 @@ static const char help[] =
     "  .safetensors                  torch-sla layout: values, row_indices, col_indices, shape\n"
     "\n"
     "  --float32   store safetensors values as F32 (default F64)\n"
-    "Complex matrices are not converted yet.\n";
+    "OUT must not be IN (also not through another path or a link): refused with exit code 2.\n"
+    "Complex matrices are not converted yet. Rutherford-Boeing cannot hold a matrix without\n"
+    "stored entries (RBio refuses it): use .mtx or .safetensors for those.\n";
+
+/* 1 if a and b name the same existing file (same device and inode: other spellings of the
+ * path, hard and symbolic links included) */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -24,6 +37,7 @@ static int ends_with(const char *s, const char *suffix)
 
 int cmd_convert(int argc, char **argv)
 {
+    cli_begin(argc, argv);
     const char *in = NULL, *out = NULL;
     sla_dtype st_dtype = SLA_FLOAT64;
     for (int i = 1; i < argc; i++) {
@@ -35,12 +49,17 @@ int cmd_convert(int argc, char **argv)
         else return cli_usage_error("convert", "too many files ('%s')", argv[i]);
     }
     if (!in || !out) return cli_usage_error("convert", "need IN and OUT files");
+    if (!strcmp(in, out) || same_file(in, out))
+        return cli_usage_error("convert", "OUT '%s' is the input file '%s': converting a file onto "
+                               "itself would destroy it", out, in);
     cli_matrix m;
-    int rc = cli_load(in, 1, &m);
+    int rc = cli_load("convert", in, 1, &m);
     if (rc) return rc;
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
     sla_mm_field field = m.coo->field;
     sla_status st;
+    if (st_dtype == SLA_FLOAT32 && !ends_with(out, ".safetensors"))
+        cli_warn("convert", "--float32 applies to .safetensors output only; '%s' keeps float64", out);
     if (ends_with(out, ".safetensors")) {
         st = sla_safetensors_write(out, m.coo, st_dtype);
     } else if (ends_with(out, ".mtx") || ends_with(out, ".mtx.gz")) {

@@ -12,12 +12,12 @@ static const char help[] =
     "Computes K eigenvalues of a symmetric matrix (ascending), with the true residuals\n"
     "||A v - lambda v|| / ||A||_1.\n"
     "\n"
-    "  -k K          number of eigenvalues (required)\n"
+    "  -k K          number of eigenvalues (required, 1 <= K <= n)\n"
     "  --which W     LM (largest magnitude, default), SM (smallest magnitude), LA (largest\n"
     "                algebraic), SA (smallest algebraic)\n"
     "  --sigma S     shift-invert mode: the K eigenvalues nearest S\n"
-    "  --tol T       relative residual tolerance (default 1e-10)\n"
-    "  --maxiter N   iteration / restart limit\n"
+    "  --tol T       relative residual tolerance (default 1e-10; 0: 1e-14)\n"
+    "  --maxiter N   iteration / restart limit (N >= 1; default 2000 LOBPCG, 300 restarts)\n"
     "  --method M    auto (default), lanczos (shift-invert), lobpcg, arpack, dense\n"
     "  --json        print one JSON object (method, converged, iterations, eigenvalues,\n"
     "                residual, time_s)\n"
@@ -42,16 +42,16 @@ static int parse(int argc, char **argv, eigsh_args *a)
         long long n;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) { fputs(help, stdout); return -1; }
         else if (!strcmp(o, "--json")) a->json = 1;
-        else if (!strcmp(o, "-k")) { if (!cli_parse_int("eigsh", o, v, &a->k)) return EXIT_USAGE; i++; }
+        else if (!strcmp(o, "-k")) { if (!cli_parse_int("eigsh", o, v, 1, &a->k)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--which") && v) {
             if (sla_eigsh_which_from_name(v, &a->opt.which)) return cli_fail("eigsh", SLA_EINVAL, "--which");
             i++;
         } else if (!strcmp(o, "--method") && v) {
             if (sla_eigsh_method_from_name(v, &a->opt.method)) return cli_fail("eigsh", SLA_EINVAL, "--method");
             i++;
-        } else if (!strcmp(o, "--sigma")) { if (!cli_parse_double("eigsh", o, v, &d)) return EXIT_USAGE; a->opt.sigma = d; i++; }
-        else if (!strcmp(o, "--tol")) { if (!cli_parse_double("eigsh", o, v, &d)) return EXIT_USAGE; a->opt.tol = d; i++; }
-        else if (!strcmp(o, "--maxiter")) { if (!cli_parse_int("eigsh", o, v, &n)) return EXIT_USAGE; a->opt.maxiter = n; i++; }
+        } else if (!strcmp(o, "--sigma")) { if (!cli_parse_double("eigsh", o, v, -HUGE_VAL, &d)) return EXIT_USAGE; a->opt.sigma = d; i++; }
+        else if (!strcmp(o, "--tol")) { if (!cli_parse_double("eigsh", o, v, 0, &d)) return EXIT_USAGE; a->opt.tol = d; i++; }
+        else if (!strcmp(o, "--maxiter")) { if (!cli_parse_int("eigsh", o, v, 1, &n)) return EXIT_USAGE; a->opt.maxiter = n; i++; }
         else if (o[0] == '-' && o[1]) return cli_usage_error("eigsh", "unknown option '%s'%s", o, v ? "" : " or missing value");
         else if (a->file) return cli_usage_error("eigsh", "more than one FILE given ('%s', '%s')", a->file, o);
         else a->file = o;
@@ -91,11 +91,18 @@ static void report(const eigsh_args *a, const sla_eigsh_info *info, const double
 
 int cmd_eigsh(int argc, char **argv)
 {
+    cli_begin(argc, argv);
     eigsh_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     cli_matrix m;
-    if ((rc = cli_load(a.file, 1, &m))) return rc;
+    if ((rc = cli_load("eigsh", a.file, 1, &m))) return rc;
+    long long n = (long long)m.coo->nrows;
+    if (m.coo->nrows == m.coo->ncols && a.k > n) {
+        cli_matrix_free(&m);
+        return cli_usage_error("eigsh", "-k %lld: the %lld × %lld matrix has only %lld eigenvalues",
+                               a.k, n, n, n);
+    }
     double *ev = calloc((size_t)a.k, sizeof(double));
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
     sla_eigsh_info info;

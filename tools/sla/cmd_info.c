@@ -12,15 +12,20 @@ static const char help[] =
     "for a square real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
     "analysis and the factorization or preconditioner set-up).\n"
     "\n"
-    "  --json   print one JSON object instead of text\n";
+    "  --json   print one JSON object instead of text. Besides the facts above it has the keys\n"
+    "           every sla --json object has: method (= auto_method: the method 'sla solve'\n"
+    "           would use, null when none applies), time_s (of the analysis), and reason,\n"
+    "           converged, iterations, residual, which are null (info solves nothing)\n";
 
 typedef struct {
     int structural, numerical;
     sla_diag_info diag;
     sla_pattern_stats stats;
     double norm1, norminf, normF, normmax;
-    char auto_choice[400];
+    char auto_choice[600];
+    sla_method auto_method;
     int auto_ok;
+    double time_s;
 } info_facts;
 
 static void gather_facts(const cli_matrix *m, info_facts *f)
@@ -45,6 +50,7 @@ static void gather_facts(const cli_matrix *m, info_facts *f)
     sla_status st = sla_solver_create(&A, NULL, &s);
     if (st == SLA_OK) {
         snprintf(f->auto_choice, sizeof f->auto_choice, "%s", sla_solver_describe(s));
+        f->auto_method = sla_solver_method(s);
         f->auto_ok = 1;
     } else {
         snprintf(f->auto_choice, sizeof f->auto_choice, "fails: %s", sla_last_error());
@@ -112,11 +118,26 @@ static void print_json(const cli_matrix *m, const info_facts *f)
     cJSON_AddNumberToObject(o, "lower_bandwidth", (double)f->stats.lower_bandwidth);
     cJSON_AddNumberToObject(o, "upper_bandwidth", (double)f->stats.upper_bandwidth);
     cJSON_AddStringToObject(o, "auto", f->auto_choice);
+    /* the keys every --json object has (README): null where they do not apply */
+    const char *method = f->auto_ok ? sla_method_name(f->auto_method) : NULL;
+    if (method) {
+        cJSON_AddStringToObject(o, "method", method);
+        cJSON_AddStringToObject(o, "auto_method", method);
+    } else {
+        cJSON_AddNullToObject(o, "method");
+        cJSON_AddNullToObject(o, "auto_method");
+    }
+    cJSON_AddNullToObject(o, "reason");
+    cJSON_AddNullToObject(o, "converged");
+    cJSON_AddNullToObject(o, "iterations");
+    cJSON_AddNullToObject(o, "residual");
+    cJSON_AddNumberToObject(o, "time_s", f->time_s);
     cli_print_json(o);
 }
 
 int cmd_info(int argc, char **argv)
 {
+    cli_begin(argc, argv);
     int json = 0;
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
@@ -128,17 +149,19 @@ int cmd_info(int argc, char **argv)
     }
     if (!file) return cli_usage_error("info", "missing FILE");
     cli_matrix m;
-    int rc = cli_load(file, 0, &m);
+    int rc = cli_load("info", file, 0, &m);
     if (rc) return rc;
     if (!m.pattern) {
-        fprintf(stderr, "sla info: %s: complex matrices are read but not analysed yet (%lld × %lld, "
-                "%lld entries)\n", file, (long long)m.coo->nrows, (long long)m.coo->ncols,
-                (long long)m.coo->nnz);
+        rc = cli_error("info", EXIT_USAGE, sla_status_string(SLA_EDTYPE), "%s: complex matrices are "
+                       "read but not analysed yet (%lld × %lld, %lld entries)", file,
+                       (long long)m.coo->nrows, (long long)m.coo->ncols, (long long)m.coo->nnz);
         cli_matrix_free(&m);
-        return EXIT_USAGE;
+        return rc;
     }
     info_facts f;
+    double t0 = cli_now();
     gather_facts(&m, &f);
+    f.time_s = cli_now() - t0;
     if (json) print_json(&m, &f); else print_text(&m, &f);
     cli_matrix_free(&m);
     return EXIT_OK;

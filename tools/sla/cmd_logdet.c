@@ -9,13 +9,17 @@ static const char help[] =
     "\n"
     "Prints sign(det A) and log|det A| from a direct factorization (method auto picks Cholesky,\n"
     "LDLT or LU; or give --method cholesky|ldlt|lu|klu). A singular matrix gives sign 0 and\n"
-    "log|det| = -inf.\n"
+    "log|det| = -inf (method cholesky refuses it: not positive definite).\n"
     "\n"
     "  --method M   direct method (default auto)\n"
-    "  --json       print one JSON object (method, sign, logabsdet, time_s)\n";
+    "  --json       print one JSON object: method, description, sign (-1, 0, 1), logabsdet\n"
+    "               (null when the matrix is singular: JSON has no -inf), singular (true/false),\n"
+    "               reason \"converged\", converged true, iterations 0, residual null (no system\n"
+    "               is solved), time_s\n";
 
 int cmd_logdet(int argc, char **argv)
 {
+    cli_begin(argc, argv);
     int json = 0;
     const char *file = NULL;
     sla_solver_options opt;
@@ -35,7 +39,7 @@ int cmd_logdet(int argc, char **argv)
     }
     if (!file) return cli_usage_error("logdet", "missing FILE");
     cli_matrix m;
-    int rc = cli_load(file, 1, &m);
+    int rc = cli_load("logdet", file, 1, &m);
     if (rc) return rc;
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
     sla_solver *s = NULL;
@@ -49,14 +53,19 @@ int cmd_logdet(int argc, char **argv)
         cJSON_AddStringToObject(o, "file", file);
         cJSON_AddStringToObject(o, "method", sla_method_name(sla_solver_method(s)));
         cJSON_AddStringToObject(o, "description", sla_solver_describe(s));
+        cJSON_AddStringToObject(o, "reason", "converged");
+        cJSON_AddBoolToObject(o, "converged", 1);
+        cJSON_AddNumberToObject(o, "iterations", 0);
+        cJSON_AddNullToObject(o, "residual");
         cJSON_AddNumberToObject(o, "sign", sign);
         if (isfinite(lad)) cJSON_AddNumberToObject(o, "logabsdet", lad);
-        else cJSON_AddStringToObject(o, "logabsdet", "-inf");
+        else cJSON_AddNullToObject(o, "logabsdet");
+        cJSON_AddBoolToObject(o, "singular", sign == 0);
         cJSON_AddNumberToObject(o, "time_s", t);
         cli_print_json(o);
     } else {
         printf("method:      %s\n", sla_solver_describe(s));
-        printf("sign:        %+.0f\n", sign);
+        printf("sign:        %s\n", sign > 0 ? "+1" : sign < 0 ? "-1" : "0");
         printf("log|det|:    %.17g\n", lad);
         printf("time:        %.3f s\n", t);
     }

@@ -1,6 +1,7 @@
 /* sla solve FILE: solve A x = b, report what was done and how well. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,19 +17,22 @@ static const char help[] =
     "  --rhs ones|random|FILE  right-hand side (default ones; random: uniform in [-1, 1), seed 1;\n"
     "                          FILE: a Matrix Market n x 1 array or coordinate file)\n"
     "  --method M              auto (default), cholesky, ldlt, lu, klu, cg, bicgstab, gmres, minres\n"
-    "  --precond P             auto (default), none, jacobi, ic0, ilu0, amg (iterative methods)\n"
-    "  --rtol R                relative tolerance (default 1e-10): stop when\n"
+    "  --precond P             auto (default), none, jacobi, ic0, ilu0, amg (iterative methods;\n"
+    "                          with a direct method it is ignored, with a warning on stderr)\n"
+    "  --rtol R                relative tolerance >= 0 (default 1e-10): stop when\n"
     "                          ||b - A x|| <= max(rtol ||b||, atol)\n"
-    "  --atol A                absolute tolerance (default 0)\n"
-    "  --maxiter N             iteration limit (default 10 n + 100)\n"
-    "  --restart N             GMRES restart length (default 50)\n"
-    "  -o X.mtx                write the solution as a Matrix Market array file\n"
+    "  --atol A                absolute tolerance >= 0 (default 0)\n"
+    "  --maxiter N             iteration limit, N >= 1 (default 10 n + 100)\n"
+    "  --restart N             GMRES restart length, N >= 1 (default 50)\n"
+    "  -o X.mtx                write the solution as a Matrix Market array file (opened before\n"
+    "                          the solve, so a bad path fails at once)\n"
     "  --monitor               print 'iteration residual' to stderr every --monitor-every (10)\n"
     "                          iterations; without it a one-line progress indicator is shown\n"
     "                          when stderr is a terminal\n"
-    "  --monitor-every N       iterations between monitor lines\n"
+    "  --monitor-every N       iterations between monitor lines, N >= 1\n"
     "  --json                  print one JSON object (method, reason, converged, iterations,\n"
-    "                          residual, time_s, ...) instead of text\n"
+    "                          residual, time_s, ...) instead of text; on an error the object is\n"
+    "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
     "\n"
     "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure\n";
 
@@ -76,11 +80,11 @@ static int parse_args(int argc, char **argv, solve_args *a)
         } else if (!strcmp(o, "--precond") && v) {
             if (sla_precond_from_name(v, &a->opt.precond)) return cli_fail("solve", SLA_EINVAL, "--precond");
             i++;
-        } else if (!strcmp(o, "--rtol")) { if (!cli_parse_double("solve", o, v, &d)) return EXIT_USAGE; a->opt.rtol = d; i++; }
-        else if (!strcmp(o, "--atol")) { if (!cli_parse_double("solve", o, v, &d)) return EXIT_USAGE; a->opt.atol = d; i++; }
-        else if (!strcmp(o, "--maxiter")) { if (!cli_parse_int("solve", o, v, &n)) return EXIT_USAGE; a->opt.maxiter = n; i++; }
-        else if (!strcmp(o, "--restart")) { if (!cli_parse_int("solve", o, v, &n)) return EXIT_USAGE; a->opt.restart = n; i++; }
-        else if (!strcmp(o, "--monitor-every")) { if (!cli_parse_int("solve", o, v, &n)) return EXIT_USAGE; a->opt.monitor_every = n; i++; }
+        } else if (!strcmp(o, "--rtol")) { if (!cli_parse_double("solve", o, v, 0, &d)) return EXIT_USAGE; a->opt.rtol = d; i++; }
+        else if (!strcmp(o, "--atol")) { if (!cli_parse_double("solve", o, v, 0, &d)) return EXIT_USAGE; a->opt.atol = d; i++; }
+        else if (!strcmp(o, "--maxiter")) { if (!cli_parse_int("solve", o, v, 1, &n)) return EXIT_USAGE; a->opt.maxiter = n; i++; }
+        else if (!strcmp(o, "--restart")) { if (!cli_parse_int("solve", o, v, 1, &n)) return EXIT_USAGE; a->opt.restart = n; i++; }
+        else if (!strcmp(o, "--monitor-every")) { if (!cli_parse_int("solve", o, v, 1, &n)) return EXIT_USAGE; a->opt.monitor_every = n; i++; }
         else if (o[0] == '-' && o[1]) return cli_usage_error("solve", "unknown option '%s'%s", o, v ? "" : " or missing value");
         else if (a->file) return cli_usage_error("solve", "more than one FILE given ('%s', '%s')", a->file, o);
         else a->file = o;
@@ -106,10 +110,10 @@ static int make_rhs(const char *spec, int64_t n, double *b)
     if (st) return cli_fail("solve", st, "--rhs");
     int rc = EXIT_OK;
     if (c->nrows != n || c->ncols != 1 || c->field == SLA_MM_COMPLEX) {
-        fprintf(stderr, "sla solve: --rhs %s: expected a real %lld × 1 matrix, got %lld × %lld%s\n",
-                spec, (long long)n, (long long)c->nrows, (long long)c->ncols,
-                c->field == SLA_MM_COMPLEX ? " complex" : "");
-        rc = EXIT_USAGE;
+        rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ESHAPE), "--rhs %s: expected a "
+                       "real %lld × 1 matrix, got %lld × %lld%s", spec, (long long)n,
+                       (long long)c->nrows, (long long)c->ncols,
+                       c->field == SLA_MM_COMPLEX ? " complex" : "");
     } else {
         memset(b, 0, sizeof(double) * (size_t)n);
         for (int64_t k = 0; k < c->nnz; k++) b[c->row[k]] += c->values[k];
@@ -118,14 +122,17 @@ static int make_rhs(const char *spec, int64_t n, double *b)
     return rc;
 }
 
+/* x as a Matrix Market n × 1 array */
 static int write_vector(const char *path, const double *x, int64_t n)
 {
     FILE *f = fopen(path, "w");
-    if (!f) { perror(path); return EXIT_USAGE; }
+    if (!f) return cli_error("solve", EXIT_USAGE, "io", "-o %s: cannot create: %s", path, strerror(errno));
     fprintf(f, "%%%%MatrixMarket matrix array real general\n%% solution written by sla solve\n%lld 1\n",
             (long long)n);
     for (int64_t i = 0; i < n; i++) fprintf(f, "%.17g\n", x[i]);
-    if (fclose(f) != 0) { perror(path); return EXIT_FAILURE_; }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return cli_error("solve", EXIT_FAILURE_, "io", "-o %s: cannot write: %s", path, strerror(errno));
     return EXIT_OK;
 }
 
@@ -168,11 +175,20 @@ static void report(const solve_args *a, const sla_solve_info *info, double relre
 
 int cmd_solve(int argc, char **argv)
 {
+    cli_begin(argc, argv);
     solve_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     cli_matrix m;
-    if ((rc = cli_load(a.file, 1, &m))) return rc;
+    if ((rc = cli_load("solve", a.file, 1, &m))) return rc;
+    /* a bad -o path fails before the solve: opened for appending, so nothing is truncated yet */
+    int out_existed = a.out && access(a.out, F_OK) == 0;
+    FILE *probe = a.out ? fopen(a.out, "a") : NULL;
+    if (a.out && !probe) {
+        cli_matrix_free(&m);
+        return cli_error("solve", EXIT_USAGE, "io", "-o %s: cannot create: %s", a.out, strerror(errno));
+    }
+    if (probe) fclose(probe);
     int64_t n = m.coo->nrows;
     double *b = malloc(sizeof(double) * (size_t)(n ? n : 1)), *x = calloc((size_t)(n ? n : 1), sizeof(double));
     double *r = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -180,7 +196,8 @@ int cmd_solve(int argc, char **argv)
     a.opt.monitor = monitor_cb;
     a.opt.monitor_ctx = &mon;
     if (a.opt.monitor_every <= 0) a.opt.monitor_every = 10;
-    if (!b || !x || !r) rc = EXIT_FAILURE_;
+    if (!b || !x || !r) rc = cli_error("solve", EXIT_FAILURE_, sla_status_string(SLA_ENOMEM),
+                                       "cannot allocate vectors of %lld entries", (long long)n);
     if (!rc) rc = make_rhs(a.rhs, n, b);
     sla_solver *s = NULL;
     sla_solve_info info;
@@ -191,6 +208,9 @@ int cmd_solve(int argc, char **argv)
         t1 = cli_now();
         if (st) rc = cli_fail("solve", st, a.file);
     }
+    if (!rc && a.opt.precond != SLA_PRECOND_AUTO && !sla_method_is_iterative(sla_solver_method(s)))
+        cli_warn("solve", "--precond %s is ignored: method %s is direct", sla_precond_name(a.opt.precond),
+                 sla_method_name(sla_solver_method(s)));
     if (!rc) {
         sla_status st = sla_solver_solve(s, SLA_OP_N, 1, b, x, &info);
         t2 = cli_now();
@@ -199,12 +219,17 @@ int cmd_solve(int argc, char **argv)
         else if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
     if (!rc || rc == EXIT_NOT_CONVERGED) {
-        memcpy(r, b, sizeof(double) * (size_t)n);
-        sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
-        double nb = norm2(b, n);
-        report(&a, &info, nb > 0 ? norm2(r, n) / nb : norm2(r, n), t1 - t0, t2 - t1);
-        if (a.out) { int w = write_vector(a.out, x, n); if (w) rc = w; }
+        int w = a.out ? write_vector(a.out, x, n) : EXIT_OK;
+        if (w) rc = w;
+        else {
+            memcpy(r, b, sizeof(double) * (size_t)n);
+            sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
+            double nb = norm2(b, n);
+            report(&a, &info, nb > 0 ? norm2(r, n) / nb : norm2(r, n), t1 - t0, t2 - t1);
+        }
     }
+    if (a.out && !out_existed && rc && rc != EXIT_NOT_CONVERGED)
+        remove(a.out);          /* the solve failed: leave no empty file behind */
     sla_solver_free(&s);
     free(b); free(x); free(r);
     cli_matrix_free(&m);

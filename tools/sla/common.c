@@ -1,5 +1,8 @@
 /* Shared pieces of the sla tool: loading files, errors, timing, JSON output. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +27,34 @@ static int is_rb(const char *path)
     return 0;
 }
 
-int cli_fail(const char *cmd, sla_status st, const char *what)
+static int json_errors;
+
+void cli_begin(int argc, char **argv)
 {
-    fprintf(stderr, "sla %s: %s%s%s\n", cmd, what ? what : "", what ? ": " : "", sla_last_error());
+    json_errors = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) json_errors = 1;
+}
+
+/* One error: the line on stderr, and the JSON object on stdout under --json. */
+static int report_error(const char *cmd, int exit_code, const char *status, const char *msg)
+{
+    fprintf(stderr, "sla %s: %s\n", cmd, msg);
+    if (json_errors) {
+        char full[1400];
+        snprintf(full, sizeof full, "sla %s: %s", cmd, msg);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "error", full);
+        cJSON_AddStringToObject(o, "status", status);
+        cJSON_AddStringToObject(o, "command", cmd);
+        cJSON_AddNumberToObject(o, "exit_code", exit_code);
+        cli_print_json(o);
+    }
+    return exit_code;
+}
+
+static int exit_code_of(sla_status st)
+{
     switch (st) {
     case SLA_EINVAL: case SLA_EINDEX: case SLA_ESHAPE: case SLA_EDTYPE: case SLA_EPARSE:
     case SLA_EIO: case SLA_ENONFINITE: case SLA_EUNSUPPORTED:
@@ -38,38 +66,77 @@ int cli_fail(const char *cmd, sla_status st, const char *what)
     }
 }
 
+int cli_fail(const char *cmd, sla_status st, const char *what)
+{
+    const char *err = sla_last_error();
+    char msg[1300];
+    if (what && *what && !strstr(err, what)) snprintf(msg, sizeof msg, "%s: %s", what, err);
+    else snprintf(msg, sizeof msg, "%s", err);
+    return report_error(cmd, exit_code_of(st), sla_status_string(st), msg);
+}
+
+int cli_error(const char *cmd, int exit_code, const char *status, const char *fmt, ...)
+{
+    char msg[1300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return report_error(cmd, exit_code, status, msg);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
-    fprintf(stderr, "sla %s: ", cmd);
+    char msg[1300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    report_error(cmd, EXIT_USAGE, "usage", msg);
+    fprintf(stderr, "(run 'sla %s --help' for usage)\n", cmd);
+    return EXIT_USAGE;
+}
+
+void cli_warn(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "sla %s: warning: ", cmd);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(run 'sla %s --help' for usage)\n", cmd);
-    return EXIT_USAGE;
+    fputc('\n', stderr);
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out)
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double min, double *out)
 {
     char *end = NULL;
     if (!s) { cli_usage_error(cmd, "option %s needs a value", opt); return 0; }
+    errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end) { cli_usage_error(cmd, "option %s: '%s' is not a number", opt, s); return 0; }
+    if (!isfinite(v)) { cli_usage_error(cmd, "option %s: '%s' is not finite", opt, s); return 0; }
+    if (v < min) { cli_usage_error(cmd, "option %s: %s is below the minimum %g", opt, s, min); return 0; }
     *out = v;
     return 1;
 }
 
-int cli_parse_int(const char *cmd, const char *opt, const char *s, long long *out)
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long long min, long long *out)
 {
     char *end = NULL;
     if (!s) { cli_usage_error(cmd, "option %s needs a value", opt); return 0; }
+    errno = 0;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end) { cli_usage_error(cmd, "option %s: '%s' is not an integer", opt, s); return 0; }
+    if (errno == ERANGE) {
+        cli_usage_error(cmd, "option %s: %s is out of range (at most %lld)", opt, s, LLONG_MAX);
+        return 0;
+    }
+    if (v < min) { cli_usage_error(cmd, "option %s: %lld is below the minimum %lld", opt, v, min); return 0; }
     *out = v;
     return 1;
 }
 
-int cli_load(const char *path, int need_real, cli_matrix *m)
+int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
 {
     memset(m, 0, sizeof *m);
     m->path = path;
@@ -84,12 +151,18 @@ int cli_load(const char *path, int need_real, cli_matrix *m)
         m->format = "matrix market";
         st = sla_mm_read(path, &m->coo);
     }
-    if (st == SLA_OK && (need_real || m->coo->field != SLA_MM_COMPLEX))
+    if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real) {
+        cli_matrix_free(m);
+        return cli_error(cmd, EXIT_USAGE, sla_status_string(SLA_EDTYPE), "%s: the matrix is "
+                         "complex; complex matrices are read but not supported by 'sla %s' yet",
+                         path, cmd);
+    }
+    if (st == SLA_OK && m->coo->field != SLA_MM_COMPLEX)
         st = sla_coo_to_matrix(m->coo, SLA_FLOAT64, &m->pattern, (void **)&m->values);
     if (st != SLA_OK) {
-        fprintf(stderr, "sla: %s\n", sla_last_error());
+        int rc = cli_fail(cmd, st, path);
         cli_matrix_free(m);
-        return st == SLA_ENOMEM ? EXIT_FAILURE_ : EXIT_USAGE;
+        return rc;
     }
     return EXIT_OK;
 }

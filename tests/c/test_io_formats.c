@@ -1,0 +1,161 @@
+/* Rutherford–Boeing writing (pattern matrices, empty matrices) and safetensors headers that must
+ * be refused (non-integer shapes and offsets, duplicate keys). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[2][512];
+    static int next = 0;
+    char *b = buf[next++ % 2];
+    const char *dir = getenv("TMPDIR");
+    snprintf(b, 512, "%s/sla_test_io_formats_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(),
+             name);
+    return b;
+}
+
+static void expect_error(sla_status got, sla_status want, const char *phrase)
+{
+    if (got != want)
+        fail_msg("status %d, expected %d; message: %s", (int)got, (int)want, sla_last_error());
+    if (!strstr(sla_last_error(), phrase))
+        fail_msg("message '%s' lacks '%s'", sla_last_error(), phrase);
+}
+
+/* ---- Rutherford–Boeing ---------------------------------------------------------------------- */
+
+static void rb_pattern_round_trip(void **state)
+{
+    if (!tu_have_matrices()) skip();
+    /* bcspwr10: 5300 × 5300 symmetric pattern (README of the shared matrices) */
+    sla_pattern *p;
+    double *v;
+    tu_load("bcspwr10.mtx", &p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    const char *path = tmp_path("bcspwr10.psa");
+    /* failed with "invalid arguments (RBio -8)": RBwrite needs Ax even for a pattern */
+    TU_OK(sla_rb_write(path, &A, 0, SLA_MM_PATTERN, "bcspwr10 pattern"));
+    sla_coo *c = NULL;
+    TU_OK(sla_rb_read(path, &c));
+    assert_int_equal(c->field, SLA_MM_PATTERN);
+    assert_int_equal(c->symmetry, SLA_MM_SYMMETRIC);
+    sla_pattern *q;
+    double *w;
+    TU_OK(sla_coo_to_matrix(c, SLA_FLOAT64, &q, (void **)&w));
+    assert_int_equal(sla_pattern_nrows(q), 5300);
+    assert_int_equal(sla_pattern_nnz(q), sla_pattern_nnz(p));
+    assert_memory_equal(sla_pattern_rowptr(q), sla_pattern_rowptr(p),
+                        sizeof(int64_t) * (size_t)(sla_pattern_nrows(p) + 1));
+    assert_memory_equal(sla_pattern_colind(q), sla_pattern_colind(p),
+                        sizeof(int32_t) * (size_t)sla_pattern_nnz(p));
+    for (int64_t s = 0; s < sla_pattern_nnz(q); s++) assert_true(w[s] == 1);
+    sla_coo_free(&c);
+    sla_pattern_free(&q);
+    free(w);
+    unlink(path);
+
+    /* a real matrix written as a pattern: structure only */
+    double *ones = malloc(sizeof(double) * (size_t)sla_pattern_nnz(p));
+    for (int64_t s = 0; s < sla_pattern_nnz(p); s++) ones[s] = 2.5;
+    A.values = ones;
+    TU_OK(sla_rb_write(path, &A, 0, SLA_MM_PATTERN, NULL));
+    TU_OK(sla_rb_read(path, &c));
+    assert_int_equal(c->field, SLA_MM_PATTERN);
+    sla_coo_free(&c);
+    unlink(path);
+    free(ones);
+    sla_pattern_free(&p);
+    free(v);
+}
+
+static void rb_empty_refused(void **state)
+{
+    const char *path = tmp_path("empty.rua");
+    int64_t shapes[4][2] = {{0, 0}, {0, 4}, {3, 0}, {3, 3}};
+    for (int t = 0; t < 4; t++) {
+        sla_pattern *p;
+        TU_OK(sla_pattern_from_coo(shapes[t][0], shapes[t][1], 0, NULL, NULL, &p));
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, NULL);
+        expect_error(sla_rb_write(path, &A, 0, SLA_MM_REAL, NULL), SLA_EUNSUPPORTED,
+                     "without stored entries cannot be written in Rutherford");
+        assert_non_null(strstr(sla_last_error(), "sla_rb_write: "));
+        assert_int_equal(access(path, F_OK), -1);            /* no file left behind */
+        sla_pattern_free(&p);
+    }
+}
+
+/* ---- safetensors ---------------------------------------------------------------------------- */
+
+/* A 2 × 2 matrix with two entries; header is the JSON text, data the 64-byte buffer. */
+static sla_status read_header(const char *name, const char *json, sla_coo **c)
+{
+    static const struct { double v[2]; int64_t r[2], c[2], s[2]; } data = {
+        {1.5, 2.5}, {0, 1}, {0, 1}, {2, 2}};
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint64_t hl = strlen(json);
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(hl >> (8 * i));
+    assert_true(fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, hl, f) == hl &&
+                fwrite(&data, 1, sizeof data, f) == sizeof data);
+    fclose(f);
+    sla_status st = sla_safetensors_read(path, c);
+    unlink(path);
+    return st;
+}
+
+#define T_VALUES(shape, off) "\"values\":{\"dtype\":\"F64\",\"shape\":" shape ",\"data_offsets\":" off "}"
+#define T_ROWS "\"row_indices\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[16,32]}"
+#define T_COLS "\"col_indices\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[32,48]}"
+#define T_SHAPE "\"shape\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[48,64]}"
+
+static void safetensors_refused(void **state)
+{
+    sla_coo *c = NULL;
+    /* the valid file first, so that each refusal below is about one change */
+    TU_OK(read_header("valid.safetensors",
+                      "{" T_VALUES("[2]", "[0,16]") "," T_ROWS "," T_COLS "," T_SHAPE "}", &c));
+    assert_true(c->nnz == 2 && c->values[1] == 2.5);
+    sla_coo_free(&c);
+    /* shape [2.5] was read as [2] */
+    expect_error(read_header("frac.safetensors",
+                             "{" T_VALUES("[2.5]", "[0,16]") "," T_ROWS "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "tensor \"values\": shape[0] is not a non-negative integer");
+    assert_null(c);
+    assert_non_null(strstr(sla_last_error(), "sla_safetensors_read: "));
+    expect_error(read_header("strshape.safetensors",
+                             "{" T_VALUES("[\"2\"]", "[0,16]") "," T_ROWS "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "shape[0] is not a non-negative integer");
+    expect_error(read_header("fracoff.safetensors",
+                             "{" T_VALUES("[2]", "[0,16.5]") "," T_ROWS "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "tensor \"values\": data_offsets are not non-negative integers");
+    expect_error(read_header("stroff.safetensors",
+                             "{" T_VALUES("[2]", "[\"0\",16]") "," T_ROWS "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "data_offsets are not non-negative integers");
+    /* duplicate tensor names: cJSON keeps both, lookups saw the first */
+    expect_error(read_header("dup.safetensors",
+                             "{" T_VALUES("[2]", "[0,16]") "," T_VALUES("[2]", "[16,32]") "," T_ROWS
+                             "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "duplicate key \"values\" in the safetensors header");
+    /* a duplicate field inside one tensor */
+    expect_error(read_header("dupfield.safetensors",
+                             "{\"values\":{\"dtype\":\"F64\",\"dtype\":\"F32\",\"shape\":[2],"
+                             "\"data_offsets\":[0,16]}," T_ROWS "," T_COLS "," T_SHAPE "}", &c),
+                 SLA_EPARSE, "duplicate key \"dtype\" in tensor \"values\"");
+    assert_null(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rb_pattern_round_trip),
+        cmocka_unit_test(rb_empty_refused),
+        cmocka_unit_test(safetensors_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
