@@ -85,12 +85,12 @@ static sla_status symmetry_error(const eig_problem *P, double rtol)
                 int64_t t = sla_pattern_find(P->p, ci[s], i);
                 double a = v[s], at = t >= 0 ? v[t] : 0.0;
                 if (fabs(a - at) > rtol * fmax(fabs(a), fabs(at)))
-                    return SLA_FAIL(SLA_EINVAL, "A is not symmetric: batch %lld, a[%lld][%d] = %.17g "
+                    return sla_error_set(SLA_EINVAL, "sla_eigsh", "A is not symmetric: batch %lld, a[%lld][%d] = %.17g "
                                     "but a[%d][%lld] = %.17g (eigsh needs a symmetric matrix)",
                                     (long long)b, (long long)i, ci[s], a, ci[s], (long long)i, at);
             }
     }
-    return SLA_FAIL(SLA_EINVAL, "A is not symmetric (eigsh needs a symmetric matrix)");
+    return sla_error_set(SLA_EINVAL, "sla_eigsh", "A is not symmetric (eigsh needs a symmetric matrix)");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -498,7 +498,7 @@ static void describe(const eig_result *R, const plan *pl, char *out, size_t cap)
 sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
                      void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
 {
-    SLA_TRY(sla_matrix_check(A, 1));
+    SLA_TRY(sla_matrix_check_for("sla_eigsh", "A", A, 1));
     int64_t n = sla_pattern_nrows(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
         return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,

@@ -186,7 +186,7 @@ sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues
                          const void *eigenvectors, const void *g_eigenvalues,
                          const void *g_eigenvectors, void *dvalues)
 {
-    SLA_TRY(sla_matrix_check(A, 1));
+    SLA_TRY(sla_matrix_check_for("sla_eigsh_vjp", "A", A, 1));
     int64_t n = sla_pattern_nrows(A->pattern), nnz = sla_pattern_nnz(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
         return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
