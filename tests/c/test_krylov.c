@@ -1,7 +1,9 @@
 /* Krylov methods: iteration counts on 2D Poisson, dense references for every method and op,
  * edge cases (b = 0, lucky breakdown, BiCGStab's breakdown restart, indefinite, non-finite,
  * stagnation), options (x0, monitor, maxiter), matrix-free operators, batches with different
- * convergence, float32, determinism, describe(), allocation failures. */
+ * convergence, float32, determinism and the rule for parallel regions, describe(), allocation
+ * failures. */
+#include <omp.h>
 #include <stdio.h>
 
 #include "ktest.h"
@@ -694,9 +696,10 @@ static void float32_methods(void **state)
 
 static void deterministic(void **state)
 {
+    double saved = sla_test_par_min_bytes(0);   /* every kernel on the team */
     sla_pattern *p;
     double *v;
-    tu_poisson2d(100, 100, &p, &v);   /* large enough for threaded kernels */
+    tu_poisson2d(100, 100, &p, &v);
     int64_t n = 10000;
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
     double *b = malloc(sizeof(double) * n), *x1 = malloc(sizeof(double) * n),
@@ -715,6 +718,61 @@ static void deterministic(void **state)
     }
     sla_pattern_free(&p);
     free(v); free(b); free(x1); free(x2);
+    sla_test_par_min_bytes(saved);
+}
+
+/* x of one solve of A x = b on `threads` threads with parallel-region threshold `bytes`. */
+static void solve_with(const sla_matrix *A, sla_method m, sla_precond pc, int threads,
+                       double bytes, const double *b, double *x)
+{
+    int64_t n = sla_pattern_nrows(A->pattern);
+    int nt = omp_get_max_threads();
+    double saved = sla_test_par_min_bytes(bytes);
+    omp_set_num_threads(threads);
+    sla_solver_options o = kt_options(m, pc, 1e-10);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(A, &o, &s));
+    sla_solve_info info;
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+    assert_true(kt_residual(A, 0, SLA_OP_N, x, b) <= 1e-10 * tu_norm2(b, n));
+    sla_solver_free(&s);
+    omp_set_num_threads(nt);
+    sla_test_par_min_bytes(saved);
+}
+
+static void parallel_regions_rule(void **state)
+{
+    /* The threshold (core/internal.h) only chooses whether a kernel runs its fixed chunks on
+     * the team or on the calling thread, never the numbers. 2D Poisson 100²: SpMV 0.92 MB,
+     * below the default threshold, so one chunk and the bits of a 1-thread run; with the
+     * threshold at 0 every kernel runs on 2 threads (2 chunks); with the threshold at the
+     * SpMV's bytes the partition is the same (2 chunks) but only the SpMV runs on the team
+     * (CG's updates move 0.56 MB): the same bits as all-parallel. */
+    sla_pattern *p;
+    double *v;
+    tu_poisson2d(100, 100, &p, &v);
+    int64_t n = 10000, nnz = sla_pattern_nnz(p);
+    double spmv_bytes = 12.0 * (double)nnz + 32.0 * (double)n;   /* sla_kcsr_bytes, float64 */
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *b = malloc(sizeof(double) * n), *x[4];
+    tu_fill_random(b, n, 14);
+    for (int k = 0; k < 4; k++) x[k] = malloc(sizeof(double) * n);
+    sla_method ms[] = {SLA_METHOD_CG, SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES};
+    sla_precond pcs[] = {SLA_PRECOND_JACOBI, SLA_PRECOND_ILU0, SLA_PRECOND_NONE};
+    for (int t = 0; t < 3; t++) {
+        solve_with(&A, ms[t], pcs[t], 2, -1, b, x[0]);           /* default rule, 2 threads */
+        solve_with(&A, ms[t], pcs[t], 1, -1, b, x[1]);           /* 1 thread */
+        assert_memory_equal(x[0], x[1], sizeof(double) * (size_t)n);
+        solve_with(&A, ms[t], pcs[t], 2, 0, b, x[2]);            /* all kernels on 2 threads */
+        solve_with(&A, ms[t], pcs[t], 2, spmv_bytes, b, x[3]);   /* the SpMV only */
+        assert_memory_equal(x[2], x[3], sizeof(double) * (size_t)n);
+        double d = 0;                  /* 2 chunks sum in another order than 1: not the same */
+        for (int64_t i = 0; i < n; i++) d = fmax(d, fabs(x[2][i] - x[0][i]));
+        assert_true(d > 0 && d < 1e-6);
+    }
+    sla_pattern_free(&p);
+    for (int k = 0; k < 4; k++) free(x[k]);
+    free(v); free(b);
 }
 
 static void describe_and_auto(void **state)
@@ -864,6 +922,7 @@ int main(void)
         cmocka_unit_test(batched_different_convergence),
         cmocka_unit_test(float32_methods),
         cmocka_unit_test(deterministic),
+        cmocka_unit_test(parallel_regions_rule),
         cmocka_unit_test(describe_and_auto),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocation_failures),
