@@ -4,9 +4,10 @@
  * Threads: when there are at least as many systems (batch × nrhs) as threads, the systems run
  * in parallel, one per thread, with single-threaded kernels; otherwise they run one after the
  * other with OpenMP inside the kernels (SpMV, vector updates, level-scheduled triangular
- * solves) that move enough bytes to pay for a parallel region (sla_par(), core/internal.h). A preconditioner that is not reentrant (AMG) is parallel over batch elements only,
- * and callbacks (matrix-free operator, user preconditioner, monitor) are only ever called from
- * the calling thread. Either way, results are the same run to run for a given thread count. */
+ * solves) that move enough bytes to pay for a parallel region (sla_par(), core/internal.h). A
+ * preconditioner that is not reentrant (AMG) is parallel over batch elements only, and
+ * callbacks (matrix-free operator, user preconditioner, monitor) are only ever called from the
+ * calling thread. Either way, results are the same run to run for a given thread count. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>

@@ -7,7 +7,7 @@ static void FN(kop_csr_spmv_dot)(int nc, int par, const int64_t *bd, const int64
                                  double *xy)
 {
     double part[SLA_KMAX_CHUNKS];
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double d = 0;
         for (int64_t i = bd[c]; i < bd[c + 1]; i++) {

@@ -8,7 +8,7 @@
 static double FN(kv_dot)(int nc, int par, const int64_t *bd, const REAL *x, const REAL *y)
 {
     double part[SLA_KMAX_CHUNKS];
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         int64_t i = bd[c], e = bd[c + 1];
@@ -28,7 +28,7 @@ static void FN(kv_axpby)(int nc, int par, const int64_t *bd, double a, const REA
                          REAL *y)
 {
     REAL ra = (REAL)a, rb = (REAL)b;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         if (b == 0)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = ra * x[i];
@@ -44,7 +44,7 @@ static void FN(kv_cg_update)(int nc, int par, const int64_t *bd, double alpha, c
 {
     double prr[SLA_KMAX_CHUNKS], prz[SLA_KMAX_CHUNKS];
     REAL a = (REAL)alpha;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double s = 0, t = 0;
         if (d) {
@@ -76,7 +76,7 @@ static void FN(kv_cg_direction)(int nc, int par, const int64_t *bd, double beta,
                                 const REAL *d, REAL *p)
 {
     REAL be = (REAL)beta;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         if (d)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = d[i] * z[i] + be * p[i];
