@@ -42,6 +42,28 @@ void sla_free(void *p);
  *  (n = 0: the next one); n < 0 disables. Returns the number of allocations since the last call. */
 SLA_API int64_t sla_test_fail_alloc_after(int64_t n);
 
+/** Parallel regions. Entering an OpenMP region synchronises the team: about a microsecond on an
+ *  idle machine, but up to a scheduler time slice (milliseconds) when another process holds a
+ *  core and the team's threads spin (libgomp's default OMP_WAIT_POLICY). A kernel therefore runs
+ *  on the team only when it moves at least SLA_PAR_MIN_BYTES bytes (100–170 µs of one thread's
+ *  work for the CSR and vector kernels measured), in at most 2·bytes / SLA_PAR_MIN_BYTES parts.
+ *  Measurements: docs/krylov.md, "Threads". */
+#define SLA_PAR_MIN_BYTES (4.0 * 1024 * 1024)
+
+/** Parts to split a kernel moving `bytes` bytes into, for `threads` threads:
+ *  min(threads, 2·bytes / threshold), at least 1. A pure function of its arguments (and of the
+ *  threshold), for partitions that results depend on (reduction chunks, smoother blocks). */
+int sla_par_parts(double bytes, int threads);
+
+/** 1 if a kernel moving `bytes` bytes should run on the OpenMP team now: more than one thread
+ *  available, not inside a parallel region, and bytes ≥ the threshold. */
+int sla_par(double bytes);
+
+/** Test hook (exported for the test suite only): sets the threshold of sla_par_parts() and
+ *  sla_par() (bytes < 0: back to SLA_PAR_MIN_BYTES) and returns the previous one, so that small
+ *  test problems exercise the parallel kernels. Not thread-safe: call between solves. */
+SLA_API double sla_test_par_min_bytes(double bytes);
+
 /** Splits rows [0, nrows) into nparts ranges of about equal nonzero count (rowptr based).
  *  bounds has nparts + 1 entries; bounds[0] = 0, bounds[nparts] = nrows. */
 void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds);

@@ -1,23 +1,44 @@
-/* The static row-parallel driver shared by the CSR kernels, and their common argument checks. */
+/* The rule for entering parallel regions (see core/internal.h), the static row-parallel driver
+ * shared by the CSR kernels, and their common argument checks. */
 #include <omp.h>
 
 #include "core/kernels.h"
 
-/* Below this many (nonzeros + rows) × width per thread, starting threads costs more than it
- * saves (measured on 2D Poisson: a few microseconds per parallel region). */
-#define SLA_ROWS_GRAIN 32768
 #define SLA_ROWS_MAX_PARTS 256
+
+/* the threshold of sla_par_parts() and sla_par(); changed only by the test hook */
+static double par_min_bytes = SLA_PAR_MIN_BYTES;
+
+double sla_test_par_min_bytes(double bytes)
+{
+    double old = par_min_bytes;
+    par_min_bytes = bytes < 0 ? SLA_PAR_MIN_BYTES : bytes;
+    return old;
+}
+
+int sla_par_parts(double bytes, int threads)
+{
+    if (threads <= 1 || !(bytes >= par_min_bytes)) return 1;
+    if (par_min_bytes <= 0) return threads;
+    double parts = 2 * bytes / par_min_bytes;
+    return parts < (double)threads ? (int)parts : threads;
+}
+
+int sla_par(double bytes)
+{
+    return !omp_in_parallel() && bytes >= par_min_bytes && omp_get_max_threads() > 1;
+}
 
 void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int64_t width,
                        sla_rows_fn fn, const void *ctx)
 {
     if (nrows == 0 || batch == 0) return;
-    /* in double: nonzeros × width × batch may exceed int64 even when every array fits */
-    double work = (double)(rowptr[nrows] + nrows) * (double)width * (double)batch;
-    int64_t nparts = omp_get_max_threads();
+    /* bytes moved, counting 12 per (nonzero + row) × width (a float64 value and an int32 column
+     * index per nonzero, a row pointer and an output per row); in double: nonzeros × width ×
+     * batch may exceed int64 even when every array fits */
+    double bytes = 12.0 * (double)(rowptr[nrows] + nrows) * (double)width * (double)batch;
+    int64_t nparts = omp_in_parallel() ? 1 : sla_par_parts(bytes, omp_get_max_threads());
     if (nparts > SLA_ROWS_MAX_PARTS) nparts = SLA_ROWS_MAX_PARTS;
-    if (work / SLA_ROWS_GRAIN < (double)nparts) nparts = (int64_t)(work / SLA_ROWS_GRAIN);
-    if (nparts < 1) nparts = 1;
     int64_t bounds[SLA_ROWS_MAX_PARTS + 1];
     sla_partition_rows(rowptr, nrows, (int)nparts, bounds);
     #pragma omp parallel num_threads((int)nparts) if (nparts > 1)

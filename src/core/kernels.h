@@ -10,10 +10,10 @@
 typedef void (*sla_rows_fn)(const void *ctx, int64_t b, int64_t r0, int64_t r1);
 
 /** Calls fn once for every batch element and every part of a static split of rows [0, nrows)
- *  into parts of about equal nonzero count, one part per OpenMP thread (a single part when the
- *  work, nonzeros × width × batch, is too small to pay for threads). Each row belongs to exactly
- *  one call, so a kernel that sums each row in a fixed order gives results independent of the
- *  thread count. */
+ *  into parts of about equal nonzero count, one part per OpenMP thread (fewer parts, down to a
+ *  single one on the calling thread, by sla_par_parts() on the bytes moved: 12 per (nonzero +
+ *  row) × width × batch). Each row belongs to exactly one call, so a kernel that sums each row
+ *  in a fixed order gives results independent of the thread count. */
 void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int64_t width,
                        sla_rows_fn fn, const void *ctx);
 

@@ -17,7 +17,8 @@ static sla_status csr_apply_dot(const sla_kop *K, sla_op op, const void *x, void
         if (xy) *xy = K->dot(K, x, y);
         return SLA_OK;
     }
-    SLA_DISPATCH(K->dtype, kop_csr_spmv_dot, (K->nchunks, K->bounds, sla_pattern_rowptr(p),
+    int par = sla_kpar(K, sla_kcsr_bytes(K->n, nnz, sla_dtype_size(K->dtype)));
+    SLA_DISPATCH(K->dtype, kop_csr_spmv_dot, (K->nchunks, par, K->bounds, sla_pattern_rowptr(p),
                                               sla_pattern_colind(p), (const void *)vals, x, y, xy));
     return SLA_OK;
 }

@@ -52,7 +52,10 @@ sla_status sla_krylov_cg(const sla_kop *K, sla_op op, const sla_kparams *P, cons
                          void *x, sla_kresult *res);
 
 /* BiCGStab (van der Vorst 1992), right preconditioned: op(A) M⁻¹ y = b, x = M⁻¹ y (with op = T
- * both A and M are transposed). A vanishing r̂ᵀr, r̂ᵀv or ω gives reason breakdown. */
+ * both A and M are transposed). r̂ᵀr, r̂ᵀv or tᵀs at rounding level relative to the norms of
+ * their vectors (|xᵀy| ≤ 16 ε ‖x‖‖y‖) is a breakdown: the solve restarts from the true residual
+ * with r̂ = r, and a second breakdown before that residual has been halved gives reason
+ * breakdown. */
 sla_status sla_krylov_bicgstab(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
                                void *x, sla_kresult *res);
 

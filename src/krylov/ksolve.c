@@ -4,9 +4,10 @@
  * Threads: when there are at least as many systems (batch × nrhs) as threads, the systems run
  * in parallel, one per thread, with single-threaded kernels; otherwise they run one after the
  * other with OpenMP inside the kernels (SpMV, vector updates, level-scheduled triangular
- * solves). A preconditioner that is not reentrant (AMG) is parallel over batch elements only,
- * and callbacks (matrix-free operator, user preconditioner, monitor) are only ever called from
- * the calling thread. Either way, results are the same run to run for a given thread count. */
+ * solves) that move enough bytes to pay for a parallel region (sla_par(), core/internal.h). A
+ * preconditioner that is not reentrant (AMG) is parallel over batch elements only, and
+ * callbacks (matrix-free operator, user preconditioner, monitor) are only ever called from the
+ * calling thread. Either way, results are the same run to run for a given thread count. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -160,7 +161,10 @@ sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const vo
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     int callbacks = s->apply || s->opt.monitor || s->opt.precond == SLA_PRECOND_USER;
     int reentrant = !impl->pc || sla_pc_reentrant(impl->pc);
-    int64_t work = s->apply ? s->n : sla_pattern_nnz(s->pattern);
+    /* the largest kernel of a solve: the CSR SpMV, or CG's update (7 vectors) */
+    size_t es = sla_dtype_size(s->dtype);
+    double bytes = 7.0 * (double)s->n * (double)es;
+    if (!s->apply) bytes = fmax(bytes, sla_kcsr_bytes(s->n, sla_pattern_nnz(s->pattern), es));
     if (nt > 1 && !callbacks && nsys >= nt && reentrant) {
         J.nchunks = 1;                          /* one system per thread */
         #pragma omp parallel for schedule(dynamic, 1)
@@ -170,7 +174,7 @@ sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const vo
         #pragma omp parallel for schedule(dynamic, 1)
         for (int64_t b = 0; b < s->batch; b++) solve_range(&J, b * nrhs, (b + 1) * nrhs);
     } else {
-        J.nchunks = sla_kvec_nchunks(s->n, work);
+        J.nchunks = sla_kvec_nchunks(s->n, bytes);
         solve_range(&J, 0, nsys);
     }
     sla_status st = SLA_OK;

@@ -26,37 +26,44 @@ static void kv_free(const sla_kop *K, void *v)
     sla_free(v);
 }
 
+/* Bytes a kernel moves per element of each vector it streams */
+static double kv_bytes(const sla_kop *K, int streams)
+{
+    return (double)K->n * (double)streams * (double)sla_dtype_size(K->dtype);
+}
+
 static double kv_dot(const sla_kop *K, const void *x, const void *y)
 {
-    return SLA_DISPATCH(K->dtype, kv_dot, (K->nchunks, K->bounds, x, y));
+    int par = sla_kpar(K, kv_bytes(K, 2));
+    return SLA_DISPATCH(K->dtype, kv_dot, (K->nchunks, par, K->bounds, x, y));
 }
 
 static void kv_axpby(const sla_kop *K, double a, const void *x, double b, void *y)
 {
-    SLA_DISPATCH(K->dtype, kv_axpby, (K->nchunks, K->bounds, a, x, b, y));
+    int par = sla_kpar(K, kv_bytes(K, b == 0 ? 2 : 3));
+    SLA_DISPATCH(K->dtype, kv_axpby, (K->nchunks, par, K->bounds, a, x, b, y));
 }
 
 static void kv_cg_update(const sla_kop *K, double alpha, const void *p, const void *q, void *x,
                          void *r, const void *inv_diag, double *rr, double *rz)
 {
-    SLA_DISPATCH(K->dtype, kv_cg_update, (K->nchunks, K->bounds, alpha, p, q, x, r, inv_diag,
-                                          rr, rz));
+    int par = sla_kpar(K, kv_bytes(K, inv_diag ? 7 : 6));
+    SLA_DISPATCH(K->dtype, kv_cg_update, (K->nchunks, par, K->bounds, alpha, p, q, x, r,
+                                          inv_diag, rr, rz));
 }
 
 static void kv_cg_direction(const sla_kop *K, double beta, const void *z, const void *inv_diag,
                             void *p)
 {
-    SLA_DISPATCH(K->dtype, kv_cg_direction, (K->nchunks, K->bounds, beta, z, inv_diag, p));
+    int par = sla_kpar(K, kv_bytes(K, inv_diag ? 4 : 3));
+    SLA_DISPATCH(K->dtype, kv_cg_direction, (K->nchunks, par, K->bounds, beta, z, inv_diag, p));
 }
 
-/* Below this much work per apply (nonzeros, or elements) one thread is faster than a team. */
-#define SLA_KPAR_MIN_WORK 20000
-
-int sla_kvec_nchunks(int64_t n, int64_t work)
+int sla_kvec_nchunks(int64_t n, double bytes)
 {
     if (omp_in_parallel()) return 1;
-    int t = omp_get_max_threads();
-    if (work < SLA_KPAR_MIN_WORK || n < 2 * t) return 1;
+    int t = sla_par_parts(bytes, omp_get_max_threads());
+    if (n < 2 * t) return 1;
     return t < SLA_KMAX_CHUNKS ? t : SLA_KMAX_CHUNKS;
 }
 

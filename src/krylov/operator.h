@@ -71,10 +71,27 @@ struct sla_kop {
  * clamped to [1, SLA_KMAX_CHUNKS]. Operator and preconditioner are left NULL. */
 void sla_kvec_init(sla_kop *K, int64_t n, sla_dtype dtype, int nchunks, const int64_t *bounds);
 
-/* Number of chunks to use for a vector space of n elements with `work` nonzeros per apply on
- * the current thread count (1 when running inside a parallel region or when the problem is too
- * small for threads to pay off). */
-int sla_kvec_nchunks(int64_t n, int64_t work);
+/* Number of chunks to use for a vector space of n elements whose largest kernel moves `bytes`
+ * bytes, on the current thread count: 1 when running inside a parallel region or when no kernel
+ * is large enough to run in parallel (so small problems give the same bits on any thread
+ * count), else sla_par_parts() (one per thread for large problems). */
+int sla_kvec_nchunks(int64_t n, double bytes);
+
+/* 1 if a kernel of K moving `bytes` bytes runs its chunks on the OpenMP team (sla_par()); else
+ * the calling thread runs the same chunks in the same order, so the result is the same. Each
+ * kernel decides for itself: with the SpMV on the team, CG's smaller vector updates may still
+ * run on one thread and skip a synchronisation. */
+static inline int sla_kpar(const sla_kop *K, double bytes)
+{
+    return K->nchunks > 1 && sla_par(bytes);
+}
+
+/* Bytes one y = A x of a CSR operator moves (values, column indices, row pointers, x and y),
+ * for elements of es bytes; the rule of sla_kpar() is applied to it. */
+static inline double sla_kcsr_bytes(int64_t n, int64_t nnz, size_t es)
+{
+    return (double)nnz * (double)(es + 4) + (double)n * (double)(8 + 3 * es);
+}
 
 /* apply_dot built from apply and dot, for operators without a fused kernel. */
 sla_status sla_kop_generic_apply_dot(const sla_kop *K, sla_op op, const void *x, void *y,

@@ -1,13 +1,14 @@
 /* Template (see core/instantiate.h): kernels of the local vector space of the Krylov layer.
- * Each kernel runs chunk c of a fixed partition on one thread (static schedule) and keeps its
- * partial sums per chunk; the partials are added in chunk order, so a reduction depends only
- * on the partition, never on thread timing. Within a chunk four running sums in a fixed
- * pattern keep the adds pipelined without reordering them between runs. */
+ * Each kernel runs chunk c of a fixed partition on one thread (static schedule; all chunks on
+ * the calling thread when par = 0, see sla_kpar()) and keeps its partial sums per chunk; the
+ * partials are added in chunk order, so a reduction depends only on the partition, never on
+ * thread timing or on par. Within a chunk four running sums in a fixed pattern keep the adds
+ * pipelined without reordering them between runs. */
 
-static double FN(kv_dot)(int nc, const int64_t *bd, const REAL *x, const REAL *y)
+static double FN(kv_dot)(int nc, int par, const int64_t *bd, const REAL *x, const REAL *y)
 {
     double part[SLA_KMAX_CHUNKS];
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         int64_t i = bd[c], e = bd[c + 1];
@@ -23,10 +24,11 @@ static double FN(kv_dot)(int nc, const int64_t *bd, const REAL *x, const REAL *y
     return sla_ksum_parts(part, nc);
 }
 
-static void FN(kv_axpby)(int nc, const int64_t *bd, double a, const REAL *x, double b, REAL *y)
+static void FN(kv_axpby)(int nc, int par, const int64_t *bd, double a, const REAL *x, double b,
+                         REAL *y)
 {
     REAL ra = (REAL)a, rb = (REAL)b;
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         if (b == 0)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = ra * x[i];
@@ -36,13 +38,13 @@ static void FN(kv_axpby)(int nc, const int64_t *bd, double a, const REAL *x, dou
 }
 
 /* x += α p; r −= α q; rr = rᵀr; rz = rᵀ diag(d) r (d may be NULL: rz = rr) */
-static void FN(kv_cg_update)(int nc, const int64_t *bd, double alpha, const REAL *p,
+static void FN(kv_cg_update)(int nc, int par, const int64_t *bd, double alpha, const REAL *p,
                              const REAL *q, REAL *x, REAL *r, const REAL *d, double *rr,
                              double *rz)
 {
     double prr[SLA_KMAX_CHUNKS], prz[SLA_KMAX_CHUNKS];
     REAL a = (REAL)alpha;
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double s = 0, t = 0;
         if (d) {
@@ -70,11 +72,11 @@ static void FN(kv_cg_update)(int nc, const int64_t *bd, double alpha, const REAL
 }
 
 /* p = diag(d) z + β p (d may be NULL: p = z + β p) */
-static void FN(kv_cg_direction)(int nc, const int64_t *bd, double beta, const REAL *z,
+static void FN(kv_cg_direction)(int nc, int par, const int64_t *bd, double beta, const REAL *z,
                                 const REAL *d, REAL *p)
 {
     REAL be = (REAL)beta;
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         if (d)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = d[i] * z[i] + be * p[i];

@@ -8,8 +8,11 @@
 
 #include "precond/amg.h"
 
-/* Levels below this many rows run serially (one smoother block, no OpenMP region): the fork/join
- * costs more than the work there. */
+/* Set-up loops over levels below this many rows run serially. The kernels of the V-cycle (run
+ * at every preconditioner application) follow the library's rule instead (sla_par_parts() and
+ * sla_par(), core/internal.h): a level gets several smoother blocks only when a sweep moves at
+ * least SLA_PAR_MIN_BYTES (amg_sweep_bytes below), and each vector or SpMV loop runs on the team
+ * only above that many bytes. */
 #define AMG_PARALLEL_MIN 20000
 
 /* Largest coarsest level factored densely when coarsening stalls above coarse_size; above this
@@ -30,6 +33,14 @@ typedef struct amg_csr {
 } amg_csr;
 
 static inline int64_t amg_nnz(const amg_csr *M) { return M->rp ? M->rp[M->nrows] : 0; }
+
+/* Bytes one smoother sweep (or residual) of A moves: values and column indices, row pointers,
+ * and b, x, the inverse diagonal and the result per row; the rule of sla_par_parts() is applied
+ * to it for the smoother blocks. */
+static inline double amg_sweep_bytes(const amg_csr *M)
+{
+    return 12.0 * (double)amg_nnz(M) + 40.0 * (double)M->nrows;
+}
 
 /* Row blocks of the hybrid smoother: Gauss–Seidel inside a block, Jacobi between blocks (the
  * values of other blocks are read from a snapshot taken before the sweep), so a sweep is

@@ -17,7 +17,7 @@
 sla_status amg_blocks_build(const amg_csr *A, int nblocks, amg_blocks *blk)
 {
     memset(blk, 0, sizeof *blk);
-    if (nblocks < 1 || A->nrows < AMG_PARALLEL_MIN) nblocks = 1;
+    nblocks = sla_par_parts(amg_sweep_bytes(A), nblocks);   /* 1 for small levels */
     blk->bounds = sla_malloc((size_t)nblocks + 1, sizeof(int64_t), "AMG smoother blocks");
     if (!blk->bounds) return SLA_ENOMEM;
     blk->n = nblocks;
@@ -108,7 +108,7 @@ void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *d
 {
     if (smoother == SLA_AMG_SMOOTHER_JACOBI) {
         double w = 4.0 / (3.0 * rho);
-        #pragma omp parallel for schedule(static) if (A->nrows > AMG_PARALLEL_MIN)
+        #pragma omp parallel for schedule(static) if (sla_par(24.0 * (double)A->nrows))
         for (int64_t i = 0; i < A->nrows; i++) dinv[i] = w / diag[i];
         return;
     }
@@ -236,19 +236,19 @@ void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *din
 {
     int64_t n = A->nrows;
     if (zero_guess) {
-        #pragma omp parallel for schedule(static) if (n > AMG_PARALLEL_MIN)
+        #pragma omp parallel for schedule(static) if (sla_par(24.0 * (double)n))
         for (int64_t i = 0; i < n; i++) x[i] = dinv[i] * b[i];
         return;
     }
     amg_residual(A, blk, b, x, r);
-    #pragma omp parallel for schedule(static) if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (sla_par(32.0 * (double)n))
     for (int64_t i = 0; i < n; i++) x[i] += dinv[i] * r[i];
 }
 
 void amg_spmv(const amg_csr *M, const double *x, double *y, int add)
 {
     int64_t m = M->nrows;
-    #pragma omp parallel for schedule(static) if (m > AMG_PARALLEL_MIN)
+    #pragma omp parallel for schedule(static) if (sla_par(amg_sweep_bytes(M)))
     for (int64_t i = 0; i < m; i++) {
         double s = 0;
         for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) s += M->v[k] * x[M->ci[k]];

@@ -13,10 +13,15 @@
  * order) where the serial substitution streams. Measured on the 2-core development machine
  * (docs/krylov.md): with levels of 500 (2D Poisson 1000²) or 3 355 rows (3D Poisson 100³),
  * CG + IC(0) ran 1.7–2× slower per iteration with level-scheduled substitutions than with
- * serial ones (30× slower while other jobs held the cores), so levels are used only when they
- * are very wide. */
-#define SLA_TRI_MIN_ROWS 20000
-#define SLA_TRI_MIN_WIDTH 8192
+ * serial ones (30× slower while other jobs held the cores), so levels are used only when the
+ * mean level is a parallel region worth its barrier by the library's rule (sla_par_parts(),
+ * core/internal.h): at least SLA_PAR_MIN_BYTES of substitution, i.e. ≈ 100 000 rows of a
+ * factor with 3 entries per row. */
+static double tri_bytes(const sla_tri *T, int64_t rows)
+{
+    /* values and column indices of the rows' entries, row pointer, rhs, out, inverse diagonal */
+    return 12.0 * (double)T->nnz * ((double)rows / (double)T->n) + 32.0 * (double)rows;
+}
 
 void sla_tri_free(sla_tri *T)
 {
@@ -107,7 +112,8 @@ sla_status sla_tri_schedule(sla_tri *T)
     T->levptr = NULL;
     T->levrows = NULL;
     T->nlevels = 0;
-    if (omp_get_max_threads() < 2 || n < SLA_TRI_MIN_ROWS) return SLA_OK;
+    int nt = omp_get_max_threads();
+    if (n == 0 || sla_par_parts(tri_bytes(T, n), nt) < 2) return SLA_OK;   /* not even one level */
     int32_t *level = sla_malloc((size_t)n, sizeof(int32_t), "level of each row");
     if (!level) return SLA_ENOMEM;
     int64_t nlev = 0;
@@ -119,7 +125,7 @@ sla_status sla_tri_schedule(sla_tri *T)
         level[i] = l;
         if (l + 1 > nlev) nlev = l + 1;
     }
-    if (n / nlev < SLA_TRI_MIN_WIDTH) {
+    if (sla_par_parts(tri_bytes(T, n / nlev), nt) < 2) {
         sla_free(level);
         return SLA_OK;
     }

@@ -1,7 +1,9 @@
 /* Krylov methods: iteration counts on 2D Poisson, dense references for every method and op,
- * edge cases (b = 0, lucky breakdown, indefinite, non-finite, stagnation), options (x0,
- * monitor, maxiter), matrix-free operators, batches with different convergence, float32,
- * determinism, describe(), allocation failures. */
+ * edge cases (b = 0, lucky breakdown, BiCGStab's breakdown restart, indefinite, non-finite,
+ * stagnation), options (x0, monitor, maxiter), matrix-free operators, batches with different
+ * convergence, float32, determinism and the rule for parallel regions, describe(), allocation
+ * failures. */
+#include <omp.h>
 #include <stdio.h>
 
 #include "ktest.h"
@@ -189,6 +191,102 @@ static void lucky_breakdown(void **state)
     }
     sla_pattern_free(&p);
     free(v);
+}
+
+/* ---- BiCGStab breakdown: relative tests, restart with r̂ = r ---- */
+
+/* The 6 × 6 unsymmetric matrix of system("bicgstab") in tests/python/test_solve.py (duplicates
+ * summed). ILU(0) drops fill only in rows 2, 3 and 5, so with b = e_k and r̂ = r₀ = e_k the
+ * residual's component k vanishes (to rounding) after one step: ρ = r̂ᵀr was 0 or
+ * ‖r‖·1e-16 while ‖r‖ was still 1e-5, and BiCGStab stopped with "breakdown" at a relative
+ * residual of up to 4e-5 for 5 of the 12 right-hand sides e_k, op = N and T. */
+static void bicgstab_python_6x6(sla_pattern **p, double **values)
+{
+    static const int64_t r[] = {0, 0, 0, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5, 5};
+    static const int64_t c[] = {0, 2, 3, 1, 0, 1, 2, 0, 1, 3, 3, 4, 2, 3, 4, 5};
+    static const double v[] = {
+        1.2302646410094575, -0.019964750907762653, 0.2102998901016947, 2.467056737054568,
+        -0.44841580471145109, -0.89100303517073753, 3.6891339270701966, -1.2654653080284903,
+        -1.1195351830271254, 5.2806735559202576, 0.11494420795897257, 4.0864274678254091,
+        0.05837477053151257, -1.0016690028342379, 0.83514757270423645, 2.895191346069987};
+    TU_OK(sla_pattern_from_coo(6, 6, 16, r, c, p));
+    *values = malloc(sizeof v);
+    TU_OK(sla_values_gather(*p, SLA_FLOAT64, 1, v, *values));
+}
+
+static void bicgstab_breakdown_restarts(void **state)
+{
+    sla_pattern *p;
+    double *v;
+    bicgstab_python_6x6(&p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    float vf[16];
+    for (int k = 0; k < 16; k++) vf[k] = (float)v[k];
+    sla_matrix Af = sla_matrix_view(p, SLA_FLOAT32, 1, vf);
+    sla_solver_options o = kt_options(SLA_METHOD_BICGSTAB, SLA_PRECOND_ILU0, 1e-13);
+    sla_solver_options of = kt_options(SLA_METHOD_BICGSTAB, SLA_PRECOND_ILU0, 1e-6);
+    sla_solver *s = NULL, *sf = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    TU_OK(sla_solver_create(&Af, &of, &sf));
+    for (int op = 0; op < 2; op++)
+        for (int k = 0; k < 6; k++) {
+            double b[6] = {0}, x[6], xr[6];
+            float bf[6] = {0}, xf[6];
+            b[k] = 1;
+            bf[k] = 1;
+            sla_solve_info info;
+            TU_OK(sla_solver_solve(s, (sla_op)op, 1, b, x, &info));
+            if (!info.converged)
+                fail_msg("op %d, b = e_%d: %s after %lld iterations, relative residual %g", op, k,
+                         sla_reason_name(info.reason), (long long)info.iterations,
+                         info.relative_residual);
+            assert_true(info.iterations <= 6);
+            assert_true(kt_residual(&A, 0, (sla_op)op, x, b) <= 1e-13);
+            kt_dense_solve(&A, 0, (sla_op)op, b, xr);
+            assert_true(kt_relerr(x, xr, 6) < 1e-12);
+            TU_OK(sla_solver_solve(sf, (sla_op)op, 1, bf, xf, &info));
+            assert_true(info.converged && info.relative_residual <= 1e-6);
+            for (int i = 0; i < 6; i++) x[i] = xf[i];
+            assert_true(kt_relerr(x, xr, 6) < 1e-5);
+        }
+    sla_solver_free(&s);
+    sla_solver_free(&sf);
+    sla_pattern_free(&p);
+    free(v);
+}
+
+static void bicgstab_genuine_breakdown(void **state)
+{
+    /* A = blockdiag([0 1; −1 0]) is skew-symmetric: r̂ᵀA r = 0 for r̂ = r, so r̂ᵀv = 0 in the
+     * first step and again after the restart with r̂ = r. Reason breakdown after exactly two
+     * iterations (one restart), x = 0 untouched and finite, the true residual ‖b‖. */
+    int64_t n = 40, R[40], C[40];
+    double V[40];
+    for (int64_t i = 0; i < n; i++) {
+        R[i] = i;
+        C[i] = i ^ 1;
+        V[i] = i % 2 ? -1.0 : 1.0;
+    }
+    sla_pattern *p;
+    TU_OK(sla_pattern_from_coo(n, n, n, R, C, &p));
+    double v[40], b[40], x[40];
+    TU_OK(sla_values_gather(p, SLA_FLOAT64, 1, V, v));
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    for (int64_t i = 0; i < n; i++) b[i] = 1 + 0.1 * (double)(i % 3);
+    for (int op = 0; op < 2; op++) {
+        sla_solver_options o = kt_options(SLA_METHOD_BICGSTAB, SLA_PRECOND_NONE, 1e-10);
+        sla_solver *s = NULL;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        sla_solve_info info;
+        assert_int_equal(sla_solver_solve(s, (sla_op)op, 1, b, x, &info), SLA_NOT_CONVERGED);
+        assert_false(info.converged);
+        assert_int_equal(info.reason, SLA_REASON_BREAKDOWN);
+        assert_int_equal(info.iterations, 2);
+        for (int64_t i = 0; i < n; i++) assert_true(x[i] == 0);
+        TU_CLOSE(info.residual_norm, tu_norm2(b, n), 1e-15);
+        sla_solver_free(&s);
+    }
+    sla_pattern_free(&p);
 }
 
 static void expect_not_converged(const sla_matrix *A, sla_method m, sla_precond pc,
@@ -598,9 +696,10 @@ static void float32_methods(void **state)
 
 static void deterministic(void **state)
 {
+    double saved = sla_test_par_min_bytes(0);   /* every kernel on the team */
     sla_pattern *p;
     double *v;
-    tu_poisson2d(100, 100, &p, &v);   /* large enough for threaded kernels */
+    tu_poisson2d(100, 100, &p, &v);
     int64_t n = 10000;
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
     double *b = malloc(sizeof(double) * n), *x1 = malloc(sizeof(double) * n),
@@ -619,6 +718,61 @@ static void deterministic(void **state)
     }
     sla_pattern_free(&p);
     free(v); free(b); free(x1); free(x2);
+    sla_test_par_min_bytes(saved);
+}
+
+/* x of one solve of A x = b on `threads` threads with parallel-region threshold `bytes`. */
+static void solve_with(const sla_matrix *A, sla_method m, sla_precond pc, int threads,
+                       double bytes, const double *b, double *x)
+{
+    int64_t n = sla_pattern_nrows(A->pattern);
+    int nt = omp_get_max_threads();
+    double saved = sla_test_par_min_bytes(bytes);
+    omp_set_num_threads(threads);
+    sla_solver_options o = kt_options(m, pc, 1e-10);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(A, &o, &s));
+    sla_solve_info info;
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+    assert_true(kt_residual(A, 0, SLA_OP_N, x, b) <= 1e-10 * tu_norm2(b, n));
+    sla_solver_free(&s);
+    omp_set_num_threads(nt);
+    sla_test_par_min_bytes(saved);
+}
+
+static void parallel_regions_rule(void **state)
+{
+    /* The threshold (core/internal.h) only chooses whether a kernel runs its fixed chunks on
+     * the team or on the calling thread, never the numbers. 2D Poisson 100²: SpMV 0.92 MB,
+     * below the default threshold, so one chunk and the bits of a 1-thread run; with the
+     * threshold at 0 every kernel runs on 2 threads (2 chunks); with the threshold at the
+     * SpMV's bytes the partition is the same (2 chunks) but only the SpMV runs on the team
+     * (CG's updates move 0.56 MB): the same bits as all-parallel. */
+    sla_pattern *p;
+    double *v;
+    tu_poisson2d(100, 100, &p, &v);
+    int64_t n = 10000, nnz = sla_pattern_nnz(p);
+    double spmv_bytes = 12.0 * (double)nnz + 32.0 * (double)n;   /* sla_kcsr_bytes, float64 */
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *b = malloc(sizeof(double) * n), *x[4];
+    tu_fill_random(b, n, 14);
+    for (int k = 0; k < 4; k++) x[k] = malloc(sizeof(double) * n);
+    sla_method ms[] = {SLA_METHOD_CG, SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES};
+    sla_precond pcs[] = {SLA_PRECOND_JACOBI, SLA_PRECOND_ILU0, SLA_PRECOND_NONE};
+    for (int t = 0; t < 3; t++) {
+        solve_with(&A, ms[t], pcs[t], 2, -1, b, x[0]);           /* default rule, 2 threads */
+        solve_with(&A, ms[t], pcs[t], 1, -1, b, x[1]);           /* 1 thread */
+        assert_memory_equal(x[0], x[1], sizeof(double) * (size_t)n);
+        solve_with(&A, ms[t], pcs[t], 2, 0, b, x[2]);            /* all kernels on 2 threads */
+        solve_with(&A, ms[t], pcs[t], 2, spmv_bytes, b, x[3]);   /* the SpMV only */
+        assert_memory_equal(x[2], x[3], sizeof(double) * (size_t)n);
+        double d = 0;                  /* 2 chunks sum in another order than 1: not the same */
+        for (int64_t i = 0; i < n; i++) d = fmax(d, fabs(x[2][i] - x[0][i]));
+        assert_true(d > 0 && d < 1e-6);
+    }
+    sla_pattern_free(&p);
+    for (int k = 0; k < 4; k++) free(x[k]);
+    free(v); free(b);
 }
 
 static void describe_and_auto(void **state)
@@ -756,6 +910,8 @@ int main(void)
         cmocka_unit_test(gmres_small_restart),
         cmocka_unit_test(zero_rhs),
         cmocka_unit_test(lucky_breakdown),
+        cmocka_unit_test(bicgstab_breakdown_restarts),
+        cmocka_unit_test(bicgstab_genuine_breakdown),
         cmocka_unit_test(cg_indefinite_and_unsymmetric),
         cmocka_unit_test(nonfinite),
         cmocka_unit_test(maxiter_reached),
@@ -766,6 +922,7 @@ int main(void)
         cmocka_unit_test(batched_different_convergence),
         cmocka_unit_test(float32_methods),
         cmocka_unit_test(deterministic),
+        cmocka_unit_test(parallel_regions_rule),
         cmocka_unit_test(describe_and_auto),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocation_failures),

@@ -81,8 +81,10 @@ static void exact_without_fill(void **state)
 
 static void exact_level_scheduled(void **state)
 {
-    /* 12000 blocks of 3: n = 36000 rows in 3 levels of 12000, so with threads the
-     * factorizations and substitutions run by level schedule; still exact, op = N and T */
+    /* 12000 blocks of 3: n = 36000 rows in 3 levels of 12000, so with threads and the
+     * parallel-region threshold lowered (levels this narrow are not worth a barrier by default)
+     * the factorizations and substitutions run by level schedule; still exact, op = N and T */
+    double saved = sla_test_par_min_bytes(0);
     sla_pattern *p;
     double *v;
     block_tridiag(12000, 3, 0, &p, &v);
@@ -96,6 +98,7 @@ static void exact_level_scheduled(void **state)
     expect_exact(&A, SLA_METHOD_CG, SLA_PRECOND_IC0);
     sla_pattern_free(&p);
     free(v);
+    sla_test_par_min_bytes(saved);
 }
 
 static void batch_parallel_equals_serial(void **state)

@@ -41,6 +41,10 @@ void tu_load(const char *name, sla_pattern **p, double **values);
 /** Allocation-failure hook exported by libsla for tests (see src/core/internal.h). */
 int64_t sla_test_fail_alloc_after(int64_t n);
 
+/** Threshold (bytes) above which kernels run on the OpenMP team, exported by libsla for tests
+ *  (see src/core/internal.h); bytes < 0 restores the default. Returns the previous value. */
+double sla_test_par_min_bytes(double bytes);
+
 /** ‖x‖₂ of n doubles. */
 double tu_norm2(const double *x, int64_t n);
 
