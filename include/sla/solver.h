@@ -92,7 +92,7 @@ typedef struct sla_solver_options {
     sla_precond_fn user_precond; /**< for SLA_PRECOND_USER */
     void *user_precond_ctx;
     double memory_budget;        /**< bytes a direct factorization may use; ≤ 0: half of RAM */
-    double flop_budget;          /**< flops a direct factorization may take; ≤ 0: 1e13 */
+    double flop_budget;          /**< flops a direct factorization may take; ≤ 0: 2e11 */
 } sla_solver_options;
 
 /** What a solve did. For batches and several right-hand sides: the worst case over them. */
