@@ -179,19 +179,21 @@ static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond
 }
 
 /* Rule 4: the analysis of the backend tried first, kept in s->analysis for it. */
-static void analyse(sla_solver *s, auto_facts *f)
+static sla_status analyse(sla_solver *s, auto_facts *f)
 {
     int chol = f->sym && f->v.posdiag;
     sla_status st = chol ? sla_cholmod_analysis(s, &s->analysis) : sla_klu_analysis(s, &s->analysis);
-    sla_clear_error();
+    if (st == SLA_ENOMEM) return st;        /* the factorization would run out as well */
+    sla_clear_error();                      /* else decide without (rule 6's fallbacks) */
     f->cost_known = st == SLA_OK;
     f->factor = chol ? "L" : "L+U";
-    if (!f->cost_known) return;
+    if (!f->cost_known) return SLA_OK;
     const sla_analysis *a = s->analysis;
     f->nnz_factor = a->nnz_factor;
     f->flops = a->flops * (double)s->batch;
     f->bytes = a->bytes * (double)s->batch;
     f->intensity = a->flops / fmax(1, a->nnz_factor);
+    return SLA_OK;
 }
 
 static void cost_text(const auto_facts *f, int direct, char *buf, size_t len)
@@ -269,7 +271,7 @@ static sla_status decide(sla_solver *s, auto_facts *f)
     int decided = structure_rules(s, f, &pc, why, sizeof why);
     if (decided < 0) return decided;
     if (decided) return try_method(s, SLA_METHOD_CG, pc, why);
-    analyse(s, f);
+    SLA_TRY(analyse(s, f));
     int fits = !f->cost_known || (f->bytes <= f->mem_budget && f->flops <= f->flop_budget);
     double ratio = f->flops / (double)s->batch / fmax(1.0, (double)sla_pattern_nnz(s->pattern));
     int mrule = fits && f->cost_known && f->sym && f->v.posdiag && f->v.msign && f->iter_ok &&

@@ -414,6 +414,44 @@ static void unsymmetric_iterative_and_forced_errors(void **state)
     free(v);
 }
 
+/* Every allocation of auto's own path failing in turn (its facts, sweeps, sample, the analysis
+ * it hands over, then the backend's create): SLA_ENOMEM and nothing leaked (AddressSanitizer
+ * checks), until the create succeeds. A 1D Laplacian of 4200 unknowns takes the sample (> 4096,
+ * diameter too large for IC(0)), then the CHOLMOD analysis; an unsymmetric 2D convection-
+ * diffusion matrix the KLU analysis. */
+static void allocation_failures(void **state)
+{
+    sla_pattern *p[2] = {NULL, NULL};
+    double *v[2] = {NULL, NULL};
+    tu_poisson2d(4200, 1, &p[0], &v[0]);
+    tu_poisson2d(10, 10, &p[1], &v[1]);
+    for (int64_t s = 0; s < sla_pattern_nnz(p[1]); s++)
+        if (sla_pattern_colind(p[1])[s] == sla_pattern_rowind(p[1])[s] + 1) v[1][s] = -1.5;
+    const char *want[] = {"cholesky", "klu"};
+    for (int t = 0; t < 2; t++) {
+        sla_matrix A = sla_matrix_view(p[t], SLA_FLOAT64, 1, v[t]);
+        int failures = 0;
+        for (int64_t k = 0;; k++) {
+            sla_solver *s = NULL;
+            sla_test_fail_alloc_after(k);
+            sla_status st = sla_solver_create(&A, NULL, &s);
+            int64_t used = sla_test_fail_alloc_after(-1);
+            if (st == SLA_OK && used <= k) {
+                check_choice("allocation failures", sla_solver_describe(s), want[t], "");
+                sla_solver_free(&s);
+                break;
+            }
+            sla_solver_free(&s);
+            if (st != SLA_ENOMEM) fail_msg("allocation %lld failing: status %d (%s)", (long long)k,
+                                           (int)st, sla_last_error());
+            failures++;
+        }
+        assert_true(failures > 10);
+        sla_pattern_free(&p[t]);
+        free(v[t]);
+    }
+}
+
 static void rectangular_is_refused(void **state)
 {
     int64_t r[] = {0, 1, 2}, c[] = {0, 1, 0};
@@ -476,6 +514,7 @@ int main(void)
         cmocka_unit_test(memory_budget_switches_to_iterative),
         cmocka_unit_test(iterative_fallback_is_reported),
         cmocka_unit_test(unsymmetric_iterative_and_forced_errors),
+        cmocka_unit_test(allocation_failures),
         cmocka_unit_test(rectangular_is_refused),
         cmocka_unit_test(registry_lists_every_backend),
     };
