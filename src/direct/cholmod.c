@@ -189,7 +189,8 @@ static void chol_analysis_free(void *state)
 sla_status sla_cholmod_analysis(const sla_solver *s, sla_analysis **out)
 {
     *out = NULL;
-    sla_analysis *a = sla_analysis_new(&sla_backend_cholmod, sizeof(chol_analysis), chol_analysis_free);
+    sla_analysis *a = sla_analysis_new(&sla_backend_cholmod, sizeof(chol_analysis),
+                                       chol_analysis_free);
     if (!a) return SLA_ENOMEM;
     chol_analysis *c = a->state;
     sla_status st = sla_symlower_build(s->pattern, &c->low);

@@ -230,11 +230,11 @@ static sla_status factor_all(sla_solver *s, klu_impl *k, int refactor)
 /* The analysis of klu_create: klu_l_analyze (or _given) on the CSR arrays of A (= CSC of Aᵀ),
  * ai the column indices as int64; common is updated with the ordering used (METIS: KLU's user
  * ordering hook). */
-static sla_status klu_analyze_pattern(const sla_solver *s, const int64_t *ai, klu_l_common *common,
-                                      klu_l_symbolic **out)
+static sla_status klu_analyze_pattern(const sla_solver *s, const int64_t *ai,
+                                      klu_l_common *common, klu_l_symbolic **out)
 {
     SuiteSparse_long *ap = (SuiteSparse_long *)sla_pattern_rowptr(s->pattern);
-    SuiteSparse_long *aim = (SuiteSparse_long *)ai;      /* KLU reads it, its prototype is not const */
+    SuiteSparse_long *aim = (SuiteSparse_long *)ai;   /* read only; KLU's prototype is not const */
     klu_l_common c = *common;
     switch (s->opt.ordering) {
     case SLA_ORDERING_NATURAL:
@@ -334,8 +334,8 @@ static sla_status klu_refactor_values(sla_solver *s)
 }
 
 /* Iterative refinement of column x [n] of op(A) x = b, as UMFPACK does by default (its
- * Control[UMFPACK_IRSTEP] = 2 and its stopping rule): at most KLU_REFINE_STEPS steps x += op(A)⁻¹ r,
- * while the componentwise backward error ω (lu_backward_error) exceeds ε and each step at
+ * Control[UMFPACK_IRSTEP] = 2 and its stopping rule): at most KLU_REFINE_STEPS steps
+ * x += op(A)⁻¹ r, while the componentwise backward error ω (lu_backward_error) exceeds ε and each step at
  * least halves it. KLU itself does not refine; without it, KLU's answers on badly scaled
  * matrices were backward stable but up to 10⁴ times less accurate in ‖b − A x‖/‖b‖ than
  * UMFPACK's (west0479: 3e-8 against 4e-12), which mattered once method = auto chose KLU for

@@ -16,35 +16,39 @@
  *    M-matrix, hence SPD (Gershgorin, Taussky), with an IC(0) factorization that exists
  *    (Meijerink & van der Vorst 1977). For such matrices (discretized diffusion) κ grows as the
  *    square of the graph diameter D, and IC(0)-CG needs about D/2 iterations to rtol 1e-10
- *    (measured 0.46–0.59·D on 2D/3D grids, nos6, Laplace3D10; fewer on thin strips), while
- *    AMG-PCG (set-up and ~12 V-cycles) costs about SLA_AUTO_IC0_ITERATIONS IC(0)-CG iterations
- *    and a factorization more than that (analysis alone ≈ 40). So: pseudo-diameter (two
- *    breadth-first sweeps per component, stopped past 2·SLA_AUTO_IC0_ITERATIONS levels)
- *    ≤ 2·SLA_AUTO_IC0_ITERATIONS → CG + IC(0).
+ *    (measured 0.43–0.6·D on 2D/3D grids, nos6, Laplace3D10; fewer on thin strips), while
+ *    AMG-PCG (set-up and ~12 V-cycles) costs about SLA_AUTO_IC0_ITERATIONS = 60 IC(0)-CG
+ *    iterations (measured 42–157, more on small problems) and CHOLMOD more than IC(0)-CG on
+ *    every such matrix measured with D ≤ 120 (its analysis alone costs ~20–40 iterations). So:
+ *    pseudo-diameter (two breadth-first sweeps per component, stopped past
+ *    2·SLA_AUTO_IC0_ITERATIONS levels) ≤ 2·SLA_AUTO_IC0_ITERATIONS → CG + IC(0).
  * 3. Large symmetric matrices with a positive diagonal and the M-matrix sign pattern, decided
  *    from a sample: when n > 4·SLA_AUTO_SAMPLE (the sample then costs at most a quarter of the
  *    full analysis it may save), AMD analyses the principal submatrix of a ball of
- *    SLA_AUTO_SAMPLE nodes inside the graph. A principal submatrix never costs more to factor
- *    than the whole (its fill paths are fill paths of the whole), and on a d-dimensional mesh
- *    nested dissection gives flops ∝ n^(3(d−1)/d) (George 1973; Lipton, Rose & Tarjan 1979), so
- *    flops/nnz grows as n^((2d−3)/d), d measured from the growth of the ball (|B(r)| ∝ r^d).
- *    The sample's flops/nnz extrapolated so > SLA_AUTO_MMATRIX_RATIO → CG + AMG (rule 5)
+ *    SLA_AUTO_SAMPLE = 1024 nodes inside the graph (centred at the middle node of the last
+ *    complete level of node 0's ball of that size, away from the boundary). A principal
+ *    submatrix never costs more to factor than the whole (its fill paths are fill paths of the
+ *    whole), and on a d-dimensional mesh nested dissection gives flops ∝ n^(3(d−1)/d) (George
+ *    1973; Lipton, Rose & Tarjan 1979), so flops/nnz grows as n^((2d−3)/d), d measured from
+ *    the growth of the ball (|B(r)| ∝ r^d, clamped to [1, 3]).
+ *    The sample's flops/nnz extrapolated so > SLA_AUTO_MMATRIX_RATIO → CG + AMG (as rule 5)
  *    without analysing the whole. Assumption: the graph is mesh-like and homogeneous (the ball
  *    is typical of it); a graph that is not one large component is never extrapolated.
  * 4. Otherwise the symbolic analysis of the backend auto would try first: CHOLMOD's for a
  *    symmetric matrix with a positive diagonal, KLU's (BTF + AMD) otherwise. It is handed to
  *    that backend (s->analysis), which does not analyse again. Its predicted factor memory (×
  *    the batch) must fit options.memory_budget (default half of the physical memory) and its
- *    predicted flops (× the batch) options.flop_budget (default SLA_AUTO_FLOP_BUDGET), else
- *    the iterative path (rule 7).
+ *    predicted flops (× the batch) options.flop_budget (default SLA_AUTO_FLOP_BUDGET = 2e11),
+ *    else the iterative path (rule 7).
  * 5. Symmetric, positive diagonal, M-matrix sign pattern (discretized diffusion, graph
- *    Laplacians: where AMG-PCG shines) and predicted flops > SLA_AUTO_MMATRIX_RATIO × nnz(A) →
- *    CG + AMG (bench_auto: at flops/nnz 244, 2D Poisson 100², AMG-PCG is 1.6× faster than
- *    Cholesky; on 1138_bus, ratio 3, Cholesky wins).
+ *    Laplacians: where AMG-PCG shines) and predicted flops > SLA_AUTO_MMATRIX_RATIO = 100 ×
+ *    nnz(A) → CG + AMG (2D Poisson: Cholesky and AMG-PCG tie near flops/nnz 100, 60² to 64²;
+ *    at 244, 100², AMG-PCG is 1.6× faster; on 1138_bus, ratio 3, Cholesky wins).
  * 6. Direct. The factor's intensity, flops per entry of L (+ U), separates the two kinds of
- *    sparse factorization: below SLA_AUTO_SPARSE_INTENSITY (CHOLMOD's own switch from
+ *    sparse factorization: below SLA_AUTO_SPARSE_INTENSITY = 40 (CHOLMOD's own switch from
  *    simplicial to supernodal) a scalar left-looking factorization wins, above it BLAS-3 fronts
- *    do. Symmetric with a positive diagonal → Cholesky (CHOLMOD, which applies the same switch
+ *    do (KLU against MUMPS and UMFPACK on 2D/3D grids: the crossover lies between 30 and 100).
+ *    Symmetric with a positive diagonal → Cholesky (CHOLMOD, which applies the same switch
  *    inside); not SPD (SLA_ENOTSPD) → KLU if sparse, else LDLᵀ (MUMPS) → LU. Symmetric
  *    otherwise → KLU if sparse (measured 3.7× faster than MUMPS on hangGlider_2, whose fixed
  *    cost is large), else LDLᵀ → LU. Unsymmetric → KLU if sparse (2× faster than UMFPACK on
@@ -182,7 +186,8 @@ static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond
 static sla_status analyse(sla_solver *s, auto_facts *f)
 {
     int chol = f->sym && f->v.posdiag;
-    sla_status st = chol ? sla_cholmod_analysis(s, &s->analysis) : sla_klu_analysis(s, &s->analysis);
+    sla_status st = chol ? sla_cholmod_analysis(s, &s->analysis)
+                         : sla_klu_analysis(s, &s->analysis);
     if (st == SLA_ENOMEM) return st;        /* the factorization would run out as well */
     sla_clear_error();                      /* else decide without (rule 6's fallbacks) */
     f->cost_known = st == SLA_OK;
@@ -212,8 +217,9 @@ static int sparse_factor(const auto_facts *f, char *buf, size_t len)
 {
     int sparse = f->cost_known && f->intensity < SLA_AUTO_SPARSE_INTENSITY;
     if (f->cost_known)
-        snprintf(buf, len, "%s factor (flops/nnz(%s) %.0f %s %g)", sparse ? "sparse" : "dense-front",
-                 f->factor, f->intensity, sparse ? "<" : "≥", SLA_AUTO_SPARSE_INTENSITY);
+        snprintf(buf, len, "%s factor (flops/nnz(%s) %.0f %s %g)",
+                 sparse ? "sparse" : "dense-front", f->factor, f->intensity, sparse ? "<" : "≥",
+                 SLA_AUTO_SPARSE_INTENSITY);
     else
         snprintf(buf, len, "factor cost unknown");
     return sparse;
@@ -249,7 +255,8 @@ static sla_status direct_path(sla_solver *s, const auto_facts *f, const char *co
         st = try_method(s, SLA_METHOD_KLU, SLA_PRECOND_AUTO, why);
         if (st != SLA_EUNSUPPORTED) return st;
     }
-    return f->sym ? ldlt_or_lu(s, why, sizeof why) : try_method(s, SLA_METHOD_LU, SLA_PRECOND_AUTO, why);
+    if (f->sym) return ldlt_or_lu(s, why, sizeof why);
+    return try_method(s, SLA_METHOD_LU, SLA_PRECOND_AUTO, why);
 }
 
 /* Rule 7. */

@@ -62,8 +62,8 @@ static void rules_on_real_matrices(void **state)
 {
     if (!tu_have_matrices()) skip();
     /* rules 4 and 6: the analysis decides, and is handed to the backend */
-    expect_auto("bcsstk13.mtx", "cholesky (CHOLMOD", "symmetric, positive diagonal, Cholesky succeeded; "
-                "predicted nnz(L) 266 k");
+    expect_auto("bcsstk13.mtx", "cholesky (CHOLMOD", "symmetric, positive diagonal, Cholesky "
+                "succeeded; predicted nnz(L) 266 k");
     /* the M-matrix sign pattern, not diagonally dominant: a factorization costing 3 flops per
      * entry of A stays direct */
     expect_auto("1138_bus.mtx", "cholesky (CHOLMOD", "Cholesky succeeded; predicted nnz(L)");
@@ -126,7 +126,8 @@ static void cholesky_failure_falls_back(void **state)
     TU_OK(solve_ones(&A, NULL, desc, sizeof desc, 1e-10));
     if (strncmp(desc, "ldlt", 4) != 0 && strncmp(desc, "lu", 2) != 0)
         fail_msg("expected LDLᵀ (or LU without MUMPS), got '%s'", desc);
-    assert_non_null(strstr(desc, "not SPD (Cholesky failed), dense-front factor (flops/nnz(L) 72 ≥ 40)"));
+    assert_non_null(strstr(desc, "not SPD (Cholesky failed), dense-front factor "
+                           "(flops/nnz(L) 72 ≥ 40)"));
     sla_pattern_free(&p);
     free(v);
 }
@@ -294,7 +295,8 @@ static void handed_analysis_refactors_and_batches(void **state)
         tu_load(names[t], &p, &v);
         int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
         double *v2 = malloc(sizeof(double) * (size_t)(2 * nnz));
-        double *b = malloc(sizeof(double) * (size_t)(2 * n)), *x = malloc(sizeof(double) * (size_t)(2 * n));
+        double *b = malloc(sizeof(double) * (size_t)(2 * n));
+        double *x = malloc(sizeof(double) * (size_t)(2 * n));
         for (int64_t k = 0; k < nnz; k++) { v2[k] = v[k]; v2[nnz + k] = 2 * v[k]; }
         for (int64_t i = 0; i < 2 * n; i++) b[i] = 1;
         sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
