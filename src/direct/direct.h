@@ -1,6 +1,7 @@
 /* Private helpers shared by the symmetric direct backends (CHOLMOD, MUMPS), the supernodal
- * selected inverse, and the symbolic cost queries that method = auto can call to decide from the
- * analysis (predicted nnz(L) and flops) instead of a size threshold. Not installed. */
+ * selected inverse, and the symbolic analyses that method = auto decides from (predicted nnz of
+ * the factor and flops, instead of a size threshold) and hands to the backend it chose. Not
+ * installed. */
 #ifndef SLA_DIRECT_H
 #define SLA_DIRECT_H
 
@@ -26,13 +27,6 @@ SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering or
  *  SLA_EUNSUPPORTED when MUMPS is not compiled in. */
 SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                   double *flops);
-
-/** Predicted cost of an UMFPACK LU factorization from its symbolic analysis of the pattern
- *  (values unused): entries of L + U (UMFPACK's estimates, an upper bound: partial pivoting may
- *  need less), flops and bytes of the numeric object. Outputs may be NULL.
- *  @return SLA_OK; SLA_ESHAPE; SLA_ENOMEM; SLA_EBACKEND. */
-SLA_API sla_status sla_umfpack_analyze_cost(const sla_matrix *A, double *nnz_LU, double *flops,
-                                            double *bytes);
 
 /** Predicted cost of a Cholesky factorization of the symmetric pattern (rowptr, colind) of order
  *  n (both triangles or either one, unsorted rows allowed; the graph of P + Pᵀ is used) from AMD

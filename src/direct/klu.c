@@ -335,12 +335,13 @@ static sla_status klu_refactor_values(sla_solver *s)
 
 /* Iterative refinement of column x [n] of op(A) x = b, as UMFPACK does by default (its
  * Control[UMFPACK_IRSTEP] = 2 and its stopping rule): at most KLU_REFINE_STEPS steps
- * x += op(A)⁻¹ r, while the componentwise backward error ω (lu_backward_error) exceeds ε and each step at
- * least halves it. KLU itself does not refine; without it, KLU's answers on badly scaled
- * matrices were backward stable but up to 10⁴ times less accurate in ‖b − A x‖/‖b‖ than
- * UMFPACK's (west0479: 3e-8 against 4e-12), which mattered once method = auto chose KLU for
- * every sparse factor. A well-scaled solve passes the first test and costs one residual
- * pass, which the solve info needs anyway. w [4n]: workspace. Returns ‖b − op(A) x‖₂. */
+ * x += op(A)⁻¹ r, while the componentwise backward error ω (lu_backward_error) exceeds ε and
+ * each step at least halves it. KLU itself does not refine; without it, KLU's answers on badly
+ * scaled matrices were backward stable but up to 10⁴ times less accurate in ‖b − A x‖/‖b‖
+ * than UMFPACK's (west0479: 3e-8 against 4e-12), which mattered once method = auto chose KLU
+ * for every sparse factor (docs/auto.md). A well-scaled solve passes the first test and costs
+ * one residual pass, which the solve info needs anyway. w [4n]: workspace. Returns
+ * ‖b − op(A) x‖₂. */
 #define KLU_REFINE_STEPS 2
 static double refine(const klu_impl *k, klu_l_numeric *num, sla_solver *s, sla_op op,
                      const double *ax, double *x, const double *b, double *w, klu_l_common *cm)

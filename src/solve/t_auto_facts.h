@@ -34,14 +34,17 @@ static double FN(value_facts)(const sla_pattern *p, int64_t batch, const REAL *v
     }
     for (int64_t i = 0; i < n; i++) {
         int all_strict = 1;
+        int64_t k0 = rp[i], k1 = rp[i + 1], kd = k0;
+        while (kd < k1 && ci[kd] < i) kd++;        /* sorted columns: the diagonal's slot */
+        int have = kd < k1 && ci[kd] == i;
         for (int64_t b = 0; b < batch; b++) {
             const REAL *a = v + b * nnz;
-            double d = 0, off = 0;
-            int have = 0;
-            for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+            double off = 0, d = have ? (double)a[kd] : 0;
+            amax = fabs(d) > amax ? fabs(d) : amax;
+            for (int64_t k = k0; k < k1; k++) {
+                if (k == kd && have) continue;
                 double x = (double)a[k], ax = fabs(x);
                 amax = ax > amax ? ax : amax;
-                if (ci[k] == i) { d = x; have = 1; continue; }
                 off += ax;
                 msign &= !(x > 0);
             }
@@ -50,7 +53,7 @@ static double FN(value_facts)(const sla_pattern *p, int64_t batch, const REAL *v
             if (!(d > off)) all_strict = 0;
         }
         if (strict) strict[i] = (unsigned char)all_strict;
-        for (int64_t s = rp[i]; s < rp[i + 1] && ci[s] < i; s++) {
+        for (int64_t s = k0; s < kd; s++) {
             int64_t j = ci[s];
             while (cursor[j] < rp[j + 1] && ci[cursor[j]] < i) {
                 double e = FN(excess)(v, nnz, batch, cursor[j]++, -1, rtol);
