@@ -22,8 +22,8 @@
  *    every such matrix measured with D ≤ 120 (its analysis alone costs ~20–40 iterations). So:
  *    pseudo-diameter (two breadth-first sweeps per component, stopped past
  *    2·SLA_AUTO_IC0_ITERATIONS levels) ≤ 2·SLA_AUTO_IC0_ITERATIONS → CG + IC(0).
- * 3. Large symmetric matrices with a positive diagonal and the M-matrix sign pattern, decided
- *    from a sample: when n > 4·SLA_AUTO_SAMPLE (the sample then costs at most a quarter of the
+ * 3. Large symmetric matrices with a positive diagonal, the M-matrix sign pattern and weak
+ *    diagonal dominance (rule 5's class), decided from a sample: when n > 4·SLA_AUTO_SAMPLE (the sample then costs at most a quarter of the
  *    full analysis it may save), AMD analyses the principal submatrix of a ball of
  *    SLA_AUTO_SAMPLE = 1024 nodes inside the graph (centred at the middle node of the last
  *    complete level of node 0's ball of that size, away from the boundary). A principal
@@ -40,10 +40,12 @@
  *    the batch) must fit options.memory_budget (default half of the physical memory) and its
  *    predicted flops (× the batch) options.flop_budget (default SLA_AUTO_FLOP_BUDGET = 2e11),
  *    else the iterative path (rule 7).
- * 5. Symmetric, positive diagonal, M-matrix sign pattern (discretized diffusion, graph
- *    Laplacians: where AMG-PCG shines) and predicted flops > SLA_AUTO_MMATRIX_RATIO = 100 ×
- *    nnz(A) → CG + AMG (2D Poisson: Cholesky and AMG-PCG tie near flops/nnz 100, 60² to 64²;
- *    at 244, 100², AMG-PCG is 1.6× faster; on 1138_bus, ratio 3, Cholesky wins).
+ * 5. Symmetric, positive diagonal, M-matrix sign pattern and every row weakly diagonally
+ *    dominant (discretized diffusion, graph Laplacians: where AMG-PCG shines; dominance makes
+ *    the matrix semidefinite by Gershgorin, whereas the sign pattern alone does not: A − σI of
+ *    a Laplacian keeps it and is indefinite, and CG fails there) and predicted flops >
+ *    SLA_AUTO_MMATRIX_RATIO = 100 × nnz(A) → CG + AMG (2D Poisson: Cholesky and AMG-PCG tie
+ *    near flops/nnz 100, 60² to 64²; at 244, 100², AMG-PCG is 1.6× faster).
  * 6. Direct. The factor's intensity, flops per entry of L (+ U), separates the two kinds of
  *    sparse factorization: below SLA_AUTO_SPARSE_INTENSITY = 40 (CHOLMOD's own switch from
  *    simplicial to supernodal) a scalar left-looking factorization wins, above it BLAS-3 fronts
@@ -155,18 +157,16 @@ static sla_status try_method(sla_solver *s, sla_method m, sla_precond pc, const 
 static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond *pc, char *why,
                            size_t len)
 {
-    if (!(f->sym && f->v.posdiag && f->v.msign && f->iter_ok)) return 0;
-    if (f->v.diagdom) {
-        sla_graph_facts g;
-        SLA_TRY(sla_auto_graph_sweep(s->pattern, f->strict, 2 * SLA_AUTO_IC0_ITERATIONS, &g));
-        if (g.diameter >= 0 && g.strict_everywhere) {
-            snprintf(why, len, "Stieltjes matrix (diagonally dominant M-matrix, strictly in each "
-                     "of %lld components: SPD); pseudo-diameter %lld → ~%lld IC(0)-CG iterations "
-                     "≤ %d: IC(0)", (long long)g.components, (long long)g.diameter,
-                     (long long)(g.diameter + 1) / 2, SLA_AUTO_IC0_ITERATIONS);
-            *pc = SLA_PRECOND_IC0;
-            return 1;
-        }
+    if (!(f->sym && f->v.posdiag && f->v.msign && f->v.diagdom && f->iter_ok)) return 0;
+    sla_graph_facts g;
+    SLA_TRY(sla_auto_graph_sweep(s->pattern, f->strict, 2 * SLA_AUTO_IC0_ITERATIONS, &g));
+    if (g.diameter >= 0 && g.strict_everywhere) {
+        snprintf(why, len, "Stieltjes matrix (diagonally dominant M-matrix, strictly in each of "
+                 "%lld components: SPD); pseudo-diameter %lld → ~%lld IC(0)-CG iterations ≤ %d: "
+                 "IC(0)", (long long)g.components, (long long)g.diameter,
+                 (long long)(g.diameter + 1) / 2, SLA_AUTO_IC0_ITERATIONS);
+        *pc = SLA_PRECOND_IC0;
+        return 1;
     }
     if (s->n <= 4 * SLA_AUTO_SAMPLE) return 0;
     sla_sample_facts smp;
@@ -175,8 +175,8 @@ static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond
     double d = smp.dimension, ratio = smp.flops / fmax(1, smp.nnz);
     double est = ratio * pow((double)s->n / (double)smp.n, fmax(0, (2 * d - 3) / d));
     if (est <= SLA_AUTO_MMATRIX_RATIO) return 0;
-    snprintf(why, len, "symmetric, M-matrix sign pattern; flops/nnz(A) ≈ %.3g > %g (AMD on a "
-             "%lld-node ball: %.0f, dimension %.1f, extrapolated): AMG", est,
+    snprintf(why, len, "diagonally dominant, M-matrix sign pattern; flops/nnz(A) ≈ %.3g > %g "
+             "(AMD on a %lld-node ball: %.0f, dimension %.1f, extrapolated): AMG", est,
              SLA_AUTO_MMATRIX_RATIO, (long long)smp.n, ratio, d);
     *pc = SLA_PRECOND_AMG;
     return 1;
@@ -281,13 +281,13 @@ static sla_status decide(sla_solver *s, auto_facts *f)
     SLA_TRY(analyse(s, f));
     int fits = !f->cost_known || (f->bytes <= f->mem_budget && f->flops <= f->flop_budget);
     double ratio = f->flops / (double)s->batch / fmax(1.0, (double)sla_pattern_nnz(s->pattern));
-    int mrule = fits && f->cost_known && f->sym && f->v.posdiag && f->v.msign && f->iter_ok &&
-                ratio > SLA_AUTO_MMATRIX_RATIO;
+    int mrule = fits && f->cost_known && f->sym && f->v.posdiag && f->v.msign && f->v.diagdom &&
+                f->iter_ok && ratio > SLA_AUTO_MMATRIX_RATIO;
     if (f->cost_known) cost_text(f, fits && !mrule, cost, sizeof cost);
     else snprintf(cost, sizeof cost, "no symbolic analysis available");
     if (mrule) {
-        snprintf(why, sizeof why, "symmetric, M-matrix sign pattern, flops/nnz(A) %.0f > %g; %s: "
-                 "AMG", ratio, SLA_AUTO_MMATRIX_RATIO, cost);
+        snprintf(why, sizeof why, "diagonally dominant, M-matrix sign pattern, flops/nnz(A) %.0f "
+                 "> %g; %s: AMG", ratio, SLA_AUTO_MMATRIX_RATIO, cost);
         return try_method(s, SLA_METHOD_CG, SLA_PRECOND_AMG, why);
     }
     return fits ? direct_path(s, f, cost) : iterative_path(s, f, cost);

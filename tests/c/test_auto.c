@@ -64,8 +64,8 @@ static void rules_on_real_matrices(void **state)
     /* rules 4 and 6: the analysis decides, and is handed to the backend */
     expect_auto("bcsstk13.mtx", "cholesky (CHOLMOD", "symmetric, positive diagonal, Cholesky "
                 "succeeded; predicted nnz(L) 266 k");
-    /* the M-matrix sign pattern, not diagonally dominant: a factorization costing 3 flops per
-     * entry of A stays direct */
+    /* the M-matrix sign pattern without diagonal dominance (and 3 flops per entry of A): no
+     * AMG rule, the factorization */
     expect_auto("1138_bus.mtx", "cholesky (CHOLMOD", "Cholesky succeeded; predicted nnz(L)");
     /* rule 2: Stieltjes matrices of small diameter take IC(0)-CG without any analysis */
     expect_auto("nos6.mtx", "cg + ic0", "Stieltjes matrix");
@@ -156,8 +156,8 @@ static void stieltjes_rule_and_its_diameter_limit(void **state)
 {
     expect_poisson(60, 60, "cg + ic0", "strictly in each of 1 components: SPD); pseudo-diameter "
                    "118 → ~59 IC(0)-CG iterations ≤ 60: IC(0)", NULL);
-    assert_true(expect_poisson(64, 64, "cg + AMG", "symmetric, M-matrix sign pattern, flops/nnz(A)",
-                               "ball"));
+    assert_true(expect_poisson(64, 64, "cg + AMG", "diagonally dominant, M-matrix sign pattern, "
+                               "flops/nnz(A)", "ball"));
 }
 
 /* 2D Poisson nx × ny (as tu_poisson2d) on n ≥ nx·ny unknowns, plus `extra` more COO entries. */
@@ -179,6 +179,28 @@ static void poisson_plus(int64_t nx, int64_t ny, int64_t n, int extra, const int
     TU_OK(sla_values_gather(*p, SLA_FLOAT64, 1, x, *v));
     sla_pattern_free(&g);
     free(gv); free(r); free(c); free(x);
+}
+
+/* A − I/2 for 2D Poisson 100²: the M-matrix sign pattern and a positive diagonal, but
+ * indefinite (not diagonally dominant), so neither IC(0) nor AMG-PCG: the Cholesky attempt
+ * fails and the factor, 59 flops per entry, goes to LDLᵀ. */
+static void shifted_laplacian_is_not_sent_to_cg(void **state)
+{
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    tu_poisson2d(100, 100, &p, &v);
+    const int64_t *ri = sla_pattern_rowind(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t k = 0; k < sla_pattern_nnz(p); k++)
+        if (ri[k] == ci[k]) v[k] -= 0.5;
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    char desc[SLA_DESCRIPTION_LEN];
+    TU_OK(solve_ones(&A, NULL, desc, sizeof desc, 1e-8));
+    if (strncmp(desc, "ldlt", 4) != 0 && strncmp(desc, "lu", 2) != 0)
+        fail_msg("expected LDLᵀ (or LU without MUMPS), got '%s'", desc);
+    assert_non_null(strstr(desc, "not SPD (Cholesky failed), dense-front factor"));
+    sla_pattern_free(&p);
+    free(v);
 }
 
 /* Weakly diagonally dominant everywhere, but the second component, [[1, −1], [−1, 1]], has no
@@ -509,6 +531,7 @@ int main(void)
         cmocka_unit_test(cholesky_failure_falls_back),
         cmocka_unit_test(stieltjes_rule_and_its_diameter_limit),
         cmocka_unit_test(stieltjes_needs_a_strict_row_in_every_component),
+        cmocka_unit_test(shifted_laplacian_is_not_sent_to_cg),
         cmocka_unit_test(sampled_rule_on_large_graphs),
         cmocka_unit_test(symmetry_test_pairs_missing_mirrors),
         cmocka_unit_test(float32_rules_respect_the_attainable_rtol),
