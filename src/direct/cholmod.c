@@ -139,6 +139,14 @@ static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
     return h;
 }
 
+/* The symbolic analysis of chol_create, on a started common: one call, so that the analysis
+ * method = auto hands over (sla_cholmod_analysis) is the one create would run. */
+static cholmod_factor *analyze(const sla_symlower *low, cholmod_common *cm)
+{
+    cholmod_sparse h = csc_header(low, CHOLMOD_PATTERN, NULL);
+    return cholmod_l_analyze(&h, cm);
+}
+
 sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                     double *flops)
 {
@@ -147,8 +155,7 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
     SLA_TRY(sla_symlower_build(A->pattern, &low));
     cholmod_common cm;
     common_start(&cm, ordering);
-    cholmod_sparse h = csc_header(&low, CHOLMOD_PATTERN, NULL);
-    cholmod_factor *L = cholmod_l_analyze(&h, &cm);
+    cholmod_factor *L = analyze(&low, &cm);
     sla_status st = L ? SLA_OK : cholmod_error_status(&cm, "cholmod_analyze");
     if (st == SLA_OK) {
         if (nnz_L) *nnz_L = cm.lnz;
@@ -158,6 +165,50 @@ sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, 
     cholmod_l_finish(&cm);
     sla_symlower_free(&low);
     return st;
+}
+
+/* What method = auto hands to chol_create: the lower triangle of A ∪ Aᵀ, the symbolic factor
+ * and the statistics describe() reports. */
+typedef struct chol_analysis {
+    sla_symlower low;
+    cholmod_factor *L;
+    double lnz, fl;
+} chol_analysis;
+
+static void chol_analysis_free(void *state)
+{
+    chol_analysis *a = state;
+    cholmod_common cm;
+    cholmod_l_start(&cm);
+    cholmod_l_free_factor(&a->L, &cm);
+    cholmod_l_finish(&cm);
+    sla_symlower_free(&a->low);
+    sla_free(a);
+}
+
+sla_status sla_cholmod_analysis(const sla_solver *s, sla_analysis **out)
+{
+    *out = NULL;
+    sla_analysis *a = sla_analysis_new(&sla_backend_cholmod, sizeof(chol_analysis),
+                                       chol_analysis_free);
+    if (!a) return SLA_ENOMEM;
+    chol_analysis *c = a->state;
+    sla_status st = sla_symlower_build(s->pattern, &c->low);
+    if (st == SLA_OK) {
+        cholmod_common cm;
+        common_start(&cm, s->opt.ordering);
+        c->L = analyze(&c->low, &cm);
+        st = c->L ? SLA_OK : cholmod_error_status(&cm, "cholmod_analyze");
+        c->lnz = cm.lnz;
+        c->fl = cm.fl;
+        cholmod_l_finish(&cm);
+    }
+    if (st != SLA_OK) { sla_analysis_free(&a); return st; }
+    a->nnz_factor = c->lnz;
+    a->flops = c->fl;
+    a->bytes = 12 * c->lnz;         /* 8-byte value + (amortized) index per entry */
+    *out = a;
+    return SLA_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -323,15 +374,23 @@ static sla_status chol_create(sla_solver *s)
         return SLA_ENOMEM;
     }
     for (int t = 0; t < c->nthreads; t++) common_start(&c->cm[t], s->opt.ordering);
-    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    /* symbolic analysis once, on the pattern, unless method = auto already ran it to decide
+     * (sla_cholmod_analysis: the same calls) and handed it over */
+    chol_analysis *given = sla_analysis_take(s, &sla_backend_cholmod);
+    if (given) {
+        c->low = given->low;
+        c->L[0] = given->L;
+        c->cm[0].lnz = given->lnz;     /* the statistics describe() reports */
+        c->cm[0].fl = given->fl;
+        sla_free(given);
+    } else {
+        SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    }
     SLA_TRY(sla_symlower_check(&c->low, &s->A, "cholesky"));
     c->xbuf = sla_malloc((size_t)c->nthreads * (size_t)c->low.nnz, sizeof(double),
                          "cholmod values");
     if (!c->xbuf) return SLA_ENOMEM;
-
-    /* symbolic analysis once, on the pattern */
-    cholmod_sparse h = csc_header(&c->low, CHOLMOD_PATTERN, NULL);
-    c->L[0] = cholmod_l_analyze(&h, &c->cm[0]);
+    if (!c->L[0]) c->L[0] = analyze(&c->low, &c->cm[0]);
     if (!c->L[0]) return cholmod_error_status(&c->cm[0], "cholmod_analyze");
     c->batch_threads = batch_threads(c, c->L[0]);
     for (int64_t b = 1; b < s->batch; b++) {

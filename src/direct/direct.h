@@ -1,6 +1,7 @@
 /* Private helpers shared by the symmetric direct backends (CHOLMOD, MUMPS), the supernodal
- * selected inverse, and the symbolic cost queries that method = auto can call to decide from the
- * analysis (predicted nnz(L) and flops) instead of a size threshold. Not installed. */
+ * selected inverse, and the symbolic analyses that method = auto decides from (predicted nnz of
+ * the factor and flops, instead of a size threshold) and hands to the backend it chose. Not
+ * installed. */
 #ifndef SLA_DIRECT_H
 #define SLA_DIRECT_H
 
@@ -27,12 +28,56 @@ SLA_API sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering or
 SLA_API sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
                                   double *flops);
 
-/** Predicted cost of an UMFPACK LU factorization from its symbolic analysis of the pattern
- *  (values unused): entries of L + U (UMFPACK's estimates, an upper bound: partial pivoting may
- *  need less), flops and bytes of the numeric object. Outputs may be NULL.
- *  @return SLA_OK; SLA_ESHAPE; SLA_ENOMEM; SLA_EBACKEND. */
-SLA_API sla_status sla_umfpack_analyze_cost(const sla_matrix *A, double *nnz_LU, double *flops,
-                                            double *bytes);
+/** Predicted cost of a Cholesky factorization of the symmetric pattern (rowptr, colind) of order
+ *  n (both triangles or either one, unsorted rows allowed; the graph of P + Pᵀ is used) from AMD
+ *  alone (Amestoy, Davis & Duff, SIAM J. Matrix Anal. Appl. 17(4), 1996; SuiteSparse's
+ *  amd_l_order): no etree, column counts or supernodes, so about half the time of
+ *  sla_cholmod_analyze_cost. method = auto runs it on a sampled subgraph (auto_facts.c).
+ *  @param[out] nnz_L  entries of L with the diagonal (AMD's count for its ordering);
+ *  @param[out] flops  NDIV + 2·NMULTSUBS_LDL, CHOLMOD's flop count of LLᵀ.
+ *  @return SLA_OK; SLA_ENOMEM; SLA_EBACKEND (AMD refused the input). */
+sla_status sla_amd_cost(int64_t n, const int64_t *rowptr, const int64_t *colind, double *nnz_L,
+                        double *flops);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A symbolic analysis handed from method = auto to the backend it chose                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/** method = auto decides from the symbolic analysis of the backend it would use first; rather
+ *  than let that backend analyse the same pattern again, auto hands the analysis over in
+ *  s->analysis. It is made by the backend's own code (sla_cholmod_analysis, sla_klu_analysis:
+ *  exactly the analysis its create runs, with s->opt.ordering), so only that backend reads
+ *  `state`; its create takes it with sla_analysis_take. An analysis nobody took is freed by
+ *  auto (sla_analysis_free). */
+struct sla_analysis {
+    const sla_backend *backend;     /**< the backend whose create takes it */
+    double nnz_factor;              /**< predicted entries of the factor(s) L (+ U) */
+    double flops;                   /**< predicted flops of one numeric factorization */
+    double bytes;                   /**< predicted memory of one numeric factorization */
+    void *state;                    /**< backend-private */
+    void (*free_state)(void *state);
+};
+
+/** A new analysis for backend b with a zeroed state of state_size bytes (freed by free_state);
+ *  NULL on allocation failure. */
+sla_analysis *sla_analysis_new(const sla_backend *b, size_t state_size,
+                               void (*free_state)(void *state));
+/** Frees *a (state included) and sets it to NULL; NULL is a no-op. */
+void sla_analysis_free(sla_analysis **a);
+/** The state of s->analysis if it was made for backend b (s->analysis is then freed and set to
+ *  NULL: the caller owns the state), else NULL (an analysis for another backend stays). */
+void *sla_analysis_take(sla_solver *s, const sla_backend *b);
+
+/** CHOLMOD's symbolic analysis of s->A as chol_create runs it (lower triangle of A ∪ Aᵀ,
+ *  ordering s->opt.ordering): nnz_factor = nnz(L), flops = CHOLMOD's fl, bytes = 12·nnz(L)
+ *  (8-byte value + amortized index). @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */
+sla_status sla_cholmod_analysis(const sla_solver *s, sla_analysis **out);
+
+/** KLU's analysis (BTF + a fill-reducing ordering of each block, klu_l_analyze) of s->A as
+ *  klu_create runs it: nnz_factor = nnz(L + U) + off-diagonal block entries (KLU's estimates,
+ *  without pivoting), flops = KLU's est_flops, bytes = 16·nnz_factor (8-byte value + int64
+ *  index). @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND, SLA_EUNSUPPORTED (METIS not in the build). */
+sla_status sla_klu_analysis(const sla_solver *s, sla_analysis **out);
 
 /** sla_matrix_check(A) and square: the prologue of the analyze_cost functions.
  *  @return SLA_OK, SLA_EINVAL, SLA_ESHAPE naming the shape. */

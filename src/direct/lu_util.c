@@ -146,6 +146,27 @@ double lu_residual(sla_op op, const sla_pattern *p, const double *ax, const doub
     return sqrt(ss);
 }
 
+double lu_backward_error(sla_op op, const sla_pattern *p, const double *ax, const double *x,
+                         const double *b, double *r, double *den)
+{
+    int64_t n = sla_pattern_nrows(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t i = 0; i < n; i++) { r[i] = b[i]; den[i] = fabs(b[i]); }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+            int64_t row = op == SLA_OP_N ? i : ci[s], col = op == SLA_OP_N ? ci[s] : i;
+            r[row] -= ax[s] * x[col];
+            den[row] += fabs(ax[s] * x[col]);
+        }
+    double omega = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double w = den[i] > 0 ? fabs(r[i]) / den[i] : r[i] == 0 ? 0 : INFINITY;
+        omega = w > omega ? w : omega;
+    }
+    return omega;
+}
+
 double lu_norm2(const double *x, int64_t n)
 {
     double ss = 0;

@@ -66,6 +66,14 @@ void lu_store_column(sla_dtype dtype, const double *x, int64_t n, int64_t nrhs, 
 double lu_residual(sla_op op, const sla_pattern *p, const double *ax, const double *x,
                    const double *b, double *work);
 
+/** Componentwise (sparse) backward error of x for op(A) x = b (Oettli & Prager 1964; the
+ *  measure UMFPACK's iterative refinement uses, Arioli, Demmel & Duff 1989):
+ *    ω = max_i |r_i| / (|op(A)|·|x| + |b|)_i,   r = b − op(A) x written to r [n];
+ *  a row with a zero denominator counts 0 if r_i = 0, else makes ω infinite. den [n] is
+ *  workspace. One pass over the values ax (double, CSR of A). */
+double lu_backward_error(sla_op op, const sla_pattern *p, const double *ax, const double *x,
+                         const double *b, double *r, double *den);
+
 /** ‖x‖₂ of n doubles. */
 double lu_norm2(const double *x, int64_t n);
 

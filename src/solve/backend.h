@@ -28,7 +28,11 @@ struct sla_solver {
     int is_auto;                 /* created with method = auto: may fall back once at solve */
     int fallbacks;               /* fallbacks taken so far */
     sla_precond user_precond;    /* the preconditioner the caller asked for (auto fallbacks) */
+    struct sla_analysis *analysis; /* a symbolic analysis auto ran, for the backend it chose to
+                                    * take instead of analysing again (direct/direct.h); NULL */
 };
+
+typedef struct sla_analysis sla_analysis;
 
 typedef struct sla_backend {
     sla_backend_info info;
