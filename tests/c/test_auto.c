@@ -382,6 +382,44 @@ static void memory_budget_switches_to_iterative(void **state)
     free(v);
 }
 
+/* options.need_determinant: a Stieltjes matrix (rule 2 would take IC(0)-CG) and a budget no
+ * factor fits (rule 7) still get a factorization, and the determinant is the closed form of
+ * the 2D Laplacian: log det = Σ log(4 − 2cos(iπ/(k+1)) − 2cos(jπ/(k+1))). */
+static void need_determinant_forces_a_factorization(void **state)
+{
+    const int64_t k = 12;
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    tu_poisson2d(k, k, &p, &v);
+    for (int64_t i = 0; i < sla_pattern_nnz(p); i++)     /* strictly dominant boundary rows */
+        if (sla_pattern_rowind(p)[i] == sla_pattern_colind(p)[i]) v[i] = 4;
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    char desc[SLA_DESCRIPTION_LEN];
+    TU_OK(solve_ones(&A, NULL, desc, sizeof desc, 1e-8));
+    check_choice("poisson 12²", desc, "cg + ic0", "Stieltjes matrix");
+    double exact = 0;
+    for (int64_t i = 1; i <= k; i++)
+        for (int64_t j = 1; j <= k; j++)
+            exact += log(4 - 2 * cos((double)i * acos(-1.0) / (double)(k + 1)) -
+                         2 * cos((double)j * acos(-1.0) / (double)(k + 1)));
+    for (int budget = 0; budget <= 1; budget++) {
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.need_determinant = 1;
+        if (budget) o.memory_budget = 1000;           /* bytes: no factor fits */
+        sla_solver *s = NULL;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        check_choice("need_determinant", sla_solver_describe(s), "cholesky (CHOLMOD",
+                     "determinant requested: direct");
+        double sg, ld;
+        TU_OK(sla_solver_logdet(s, &sg, &ld));
+        assert_true(sg == 1 && fabs(ld - exact) <= 1e-12 * fabs(exact));
+        sla_solver_free(&s);
+    }
+    sla_pattern_free(&p);
+    free(v);
+}
+
 static void iterative_fallback_is_reported(void **state)
 {
     /* symmetric, positive diagonal, indefinite, and forced onto the iterative path: CG sees
@@ -537,6 +575,7 @@ int main(void)
         cmocka_unit_test(float32_rules_respect_the_attainable_rtol),
         cmocka_unit_test(handed_analysis_refactors_and_batches),
         cmocka_unit_test(memory_budget_switches_to_iterative),
+        cmocka_unit_test(need_determinant_forces_a_factorization),
         cmocka_unit_test(iterative_fallback_is_reported),
         cmocka_unit_test(unsymmetric_iterative_and_forced_errors),
         cmocka_unit_test(allocation_failures),
