@@ -110,6 +110,9 @@ def main(argv=None):
                      f"(see torch_sla.show_backends())")
     except ValueError as e:
         ap.error(f"--method: {e}")
+    out_dir = os.path.dirname(os.path.abspath(args.out)) if args.out else None
+    if out_dir and not os.access(out_dir, os.W_OK):      # fail before training, not after
+        ap.error(f"--out {args.out}: directory {out_dir} does not exist or is not writable")
 
     size, n = args.size, (args.size - 2) ** 2
     row, col, W = assembly_map(size)

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Length of the one-line descriptions in info structs (method, backend, ordering and why). */
-#define SLA_DESCRIPTION_LEN 512
+#define SLA_DESCRIPTION_LEN 1024
 
 /** Status of every sla call. 0 is success, negative values are errors (outputs untouched or
  *  freed), positive values are warnings (outputs valid, read the info). */

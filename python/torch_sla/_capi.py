@@ -43,7 +43,7 @@ MM_FIELDS = {"real": 0, "integer": 1, "pattern": 2, "complex": 3}
 MM_SYMMETRIES = {"general": 0, "symmetric": 1, "skew-symmetric": 2, "hermitian": 3}
 
 
-SLA_DESCRIPTION_LEN = 512     # include/sla/base.h
+SLA_DESCRIPTION_LEN = 1024     # include/sla/base.h
 # Spare room after the trailing description buffer of the info structs: if libsla's buffer
 # grows, C writes into this padding instead of past Python's struct (tests/python/test_abi.py
 # checks the layouts against the headers).

@@ -66,7 +66,7 @@ class Options:
                              f"libsla: use backend='auto' or a name from show_backends()")
         self.rtol = as_opt_real(rtol, "rtol", minimum=0)
         self.atol = as_opt_real(atol, "atol", minimum=0)
-        self.maxiter = as_opt_int(maxiter, "maxiter", minimum=0)
+        self.maxiter = as_opt_int(maxiter, "maxiter", minimum=1)
         self.restart = as_opt_int(restart, "restart", minimum=1)
         self.need_determinant = bool(need_determinant)
         self.key = (self.method, self.precond, self.ordering, self.backend, self.rtol,

@@ -64,6 +64,15 @@ int sla_par(double bytes);
  *  test problems exercise the parallel kernels. Not thread-safe: call between solves. */
 SLA_API double sla_test_par_min_bytes(double bytes);
 
+/** The longest prefix of s, at most max bytes, that ends on a UTF-8 character boundary (so a
+ *  message cut to fit a buffer never ends in half a "≤"). */
+size_t sla_utf8_prefix(const char *s, size_t max);
+
+/** Appends text to buf (capacity cap, NUL-terminated) after sep. If it does not fit whole, it
+ *  is cut at the last UTF-8 boundary that leaves room for "…", and "…" is appended, so that a
+ *  cut description says so. */
+void sla_text_append(char *buf, size_t cap, const char *sep, const char *text);
+
 /** Splits rows [0, nrows) into nparts ranges of about equal nonzero count (rowptr based).
  *  bounds has nparts + 1 entries; bounds[0] = 0, bounds[nparts] = nrows. */
 void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds);

@@ -220,8 +220,7 @@ int lu_perm_sign(int64_t n, const int64_t *P, unsigned char *seen)
 
 void lu_append(char *dst, size_t size, const char *src)
 {
-    size_t len = strlen(dst);
-    if (len + 1 < size) snprintf(dst + len, size - len, "%s", src);
+    sla_text_append(dst, size, "", src);
 }
 
 void lu_format_count(double x, char *buf)

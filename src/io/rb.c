@@ -51,15 +51,17 @@ static sla_status csc_to_coo(SuiteSparse_long nrow, SuiteSparse_long ncol, Suite
     if (!c->row || !c->col || !c->values) { sla_coo_free(&c); return SLA_ENOMEM; }
     c->nrows = nrow;
     c->ncols = ncol;
-    c->nnz = c->nnz_stored = nnz;
+    c->nnz = nnz;
     c->field = mkind == 1 ? SLA_MM_PATTERN : mkind == 3 ? SLA_MM_INTEGER
              : cplx ? SLA_MM_COMPLEX : SLA_MM_REAL;
     c->symmetry = skind == 1 ? SLA_MM_SYMMETRIC : skind == 2 ? SLA_MM_HERMITIAN
                 : skind == 3 ? SLA_MM_SKEW_SYMMETRIC : SLA_MM_GENERAL;
+    int64_t stored = 0;
     for (SuiteSparse_long j = 0; j < ncol; j++)
         for (SuiteSparse_long q = Ap[j]; q < Ap[j + 1]; q++) {
             c->row[q] = Ai[q];
             c->col[q] = j;
+            if (skind == 0 || Ai[q] >= j) stored++;   /* one triangle was in the file */
             if (cplx) {
                 c->values[2 * q] = Ax ? Ax[q] : 1;
                 c->values[2 * q + 1] = Az ? Az[q] : 0;
@@ -67,6 +69,7 @@ static sla_status csc_to_coo(SuiteSparse_long nrow, SuiteSparse_long ncol, Suite
                 c->values[q] = (mkind == 1 || !Ax) ? 1.0 : Ax[q];
             }
         }
+    c->nnz_stored = stored;
     *out = c;
     return SLA_OK;
 }

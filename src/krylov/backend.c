@@ -85,12 +85,12 @@ static sla_status krylov_create(sla_solver *s)
     }
     sla_precond cand[5];
     int nc = auto_candidates(s, cand);
-    char failed[160] = "";
+    char failed[320] = "";
     for (int c = 0; c < nc; c++) {
         sla_status st = make_pc(s, cand[c], &K->pc);
         if (st == SLA_OK) {
             s->opt.precond = cand[c];
-            snprintf(K->auto_note, sizeof K->auto_note, "precond auto → %s%s%.160s%s",
+            snprintf(K->auto_note, sizeof K->auto_note, "precond auto → %s%s%s%s",
                      sla_precond_name(cand[c]), failed[0] ? " (" : "", failed, failed[0] ? ")" : "");
             break;
         }
@@ -98,14 +98,14 @@ static sla_status krylov_create(sla_solver *s)
         /* keep the reason (the message up to its first ';'), try the next candidate */
         const char *msg = strstr(sla_last_error(), ": ");
         msg = msg ? msg + 2 : sla_last_error();
-        int len = (int)strcspn(msg, ";");
-        size_t used = strlen(failed);
+        char reason[160], what[200];
+        snprintf(reason, sizeof reason, "%.*s", (int)strcspn(msg, ";"), msg);
+        if (strlen(reason) > 120) strcpy(reason + sla_utf8_prefix(reason, 120), "…");
         if (st == SLA_EUNSUPPORTED)
-            snprintf(failed + used, sizeof failed - used, "%s%s not in this build", used ? "; " : "",
-                     sla_precond_name(cand[c]));
+            snprintf(what, sizeof what, "%s not in this build", sla_precond_name(cand[c]));
         else
-            snprintf(failed + used, sizeof failed - used, "%s%s failed: %.*s", used ? "; " : "",
-                     sla_precond_name(cand[c]), len < 80 ? len : 80, msg);
+            snprintf(what, sizeof what, "%s failed: %s", sla_precond_name(cand[c]), reason);
+        sla_text_append(failed, sizeof failed, failed[0] ? "; " : "", what);
     }
     sla_clear_error();
     describe(s, K);

@@ -7,7 +7,7 @@
 
 typedef struct sla_krylov_impl {
     sla_pc *pc;                  /* NULL: no preconditioner */
-    char auto_note[200];         /* why precond = auto chose this one ("" otherwise) */
+    char auto_note[400];         /* why precond = auto chose this one ("" otherwise) */
     int pc_broken;               /* the last refactor failed: the preconditioner is unusable */
     char pc_error[256];          /* and why */
 } sla_krylov_impl;

@@ -147,9 +147,8 @@ static sla_status try_method(sla_solver *s, sla_method m, sla_precond pc, const 
     s->opt.precond = s->user_precond == SLA_PRECOND_AUTO ? pc : s->user_precond;
     sla_status st = sla_solver_create_with(s, m);
     if (st == SLA_OK) {
-        size_t l = strlen(s->description);
         snprintf(s->why, sizeof s->why, "%s", why);
-        snprintf(s->description + l, sizeof s->description - l, "; auto: %s", why);
+        sla_text_append(s->description, sizeof s->description, "; auto: ", why);
     }
     return st;
 }
@@ -332,8 +331,10 @@ int sla_auto_fallback(sla_solver *s, const sla_solve_info *info)
     sla_method from = s->opt.method, to = next_method(from);
     if (to == SLA_METHOD_AUTO) return 0;
     char why[sizeof s->why];
-    snprintf(why, sizeof why, "%s; %s stopped (%s) → %s", s->why, sla_method_name(from),
+    /* the fallback first: the original reasons may be cut to fit, never the fallback */
+    snprintf(why, sizeof why, "%s stopped (%s) → %s", sla_method_name(from),
              sla_reason_name(info->reason), sla_method_name(to));
+    sla_text_append(why, sizeof why, "; first choice: ", s->why);
     if (s->backend && s->backend->destroy) s->backend->destroy(s);
     s->impl = NULL;
     s->backend = NULL;

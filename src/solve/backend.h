@@ -24,7 +24,7 @@ struct sla_solver {
     void *impl;                  /* backend state */
     double rcond;                /* reciprocal condition estimate (NaN if unknown) */
     char description[SLA_DESCRIPTION_LEN];       /* one line, written by the backend (and by auto) */
-    char why[200];               /* why this method was chosen (auto), or "" */
+    char why[512];               /* why this method was chosen (auto), or "" */
     int is_auto;                 /* created with method = auto: may fall back once at solve */
     int fallbacks;               /* fallbacks taken so far */
     sla_precond user_precond;    /* the preconditioner the caller asked for (auto fallbacks) */

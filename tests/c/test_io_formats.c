@@ -43,6 +43,9 @@ static void rb_pattern_round_trip(void **state)
     TU_OK(sla_rb_read(path, &c));
     assert_int_equal(c->field, SLA_MM_PATTERN);
     assert_int_equal(c->symmetry, SLA_MM_SYMMETRIC);
+    /* one triangle is written: the stored count is the .mtx file's, 13571 with 5300 diagonal */
+    assert_int_equal(c->nnz_stored, (sla_pattern_nnz(p) + 5300) / 2);
+    assert_int_equal(c->nnz, sla_pattern_nnz(p));
     sla_pattern *q;
     double *w;
     TU_OK(sla_coo_to_matrix(c, SLA_FLOAT64, &q, (void **)&w));
@@ -70,6 +73,19 @@ static void rb_pattern_round_trip(void **state)
     free(ones);
     sla_pattern_free(&p);
     free(v);
+}
+
+/* bcsstk01.rsa (shared README): 48 × 48 symmetric, lower triangle stored, 224 entries in the
+ * file (header line 3), 400 after expansion. */
+static void rb_stored_count(void **state)
+{
+    if (!tu_have_matrices()) skip();
+    sla_coo *c = NULL;
+    TU_OK(sla_rb_read(tu_matrix_path("rb/bcsstk01.rsa"), &c));
+    assert_int_equal(c->symmetry, SLA_MM_SYMMETRIC);
+    assert_int_equal(c->nnz_stored, 224);
+    assert_int_equal(c->nnz, 400);
+    sla_coo_free(&c);
 }
 
 static void rb_empty_refused(void **state)
@@ -154,6 +170,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rb_pattern_round_trip),
+        cmocka_unit_test(rb_stored_count),
         cmocka_unit_test(rb_empty_refused),
         cmocka_unit_test(safetensors_refused),
     };

@@ -42,6 +42,9 @@ def test_help_and_usage_errors():
     run(check_rc=2)
     p = run("frobnicate", check_rc=2)
     assert "unknown command" in p.stderr
+    p = run("--json", check_rc=2)                 # stdout is one JSON object under --json
+    j = json.loads(p.stdout)
+    assert j["exit_code"] == 2 and j["error"] == "sla: unknown command '--json'"
     p = run("solve", check_rc=2)
     assert "missing FILE" in p.stderr
 
@@ -286,6 +289,8 @@ def test_logdet_singular():
     assert lines["log|det|"].strip() == "-inf"
     j = run_json("logdet", mat("bcspwr10.mtx"))
     assert j["sign"] == 0 and j["logabsdet"] is None and j["singular"] is True
+    # the whole trace fits (it was cut at "determinant reque" when descriptions had 512 bytes)
+    assert j["description"].endswith("; determinant requested: direct")
     j = run_json("logdet", mat("hangGlider_2.mtx"))
     assert j["sign"] == -1 and j["singular"] is False
     p = run("logdet", mat("hangGlider_2.mtx"), check_rc=0)
@@ -327,3 +332,13 @@ def test_convert_rb_pattern_and_empty(tmp_path):
         p = run("convert", mat("headers/" + name), str(tmp_path / "e.rb"), check_rc=2)
         assert "without stored entries cannot be written in Rutherford" in p.stderr
         assert not (tmp_path / "e.rb").exists()
+
+
+@need_matrices
+def test_long_reasons_are_whole_or_marked():
+    """Preconditioner failures quoted in a description keep whole characters: hangGlider_2
+    with CG (IC(0) and Jacobi both fail) once printed "l_ik² = -5.3 ≤ ; jacobi failed"."""
+    j = run_json("solve", mat("hangGlider_2.mtx"), "--method", "cg", "--maxiter", "10",
+                 check_rc=None)
+    d = j["description"]
+    assert "= -5.3 ≤ 0; jacobi failed: Jacobi: zero or missing diagonal entry in row 914" in d

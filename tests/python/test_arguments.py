@@ -43,7 +43,8 @@ def test_shape_not_a_tuple_and_integer_like_sizes():
 @pytest.mark.parametrize("kw, match", [
     ({"maxiter": 2.5}, r"maxiter = 2.5 is not an integer"),
     ({"maxiter": 10.0}, r"maxiter = 10.0 is not an integer"),
-    ({"maxiter": -1}, r"maxiter = -1 must be ≥ 0"),
+    ({"maxiter": -1}, r"maxiter = -1 must be ≥ 1"),
+    ({"maxiter": 0}, r"maxiter = 0 must be ≥ 1"),
     ({"maxiter": 2**70}, r"maxiter = \d+ must be ≤"),
     ({"maxiter": True}, r"maxiter = True is not an integer"),
     ({"restart": 0}, r"restart = 0 must be ≥ 1"),

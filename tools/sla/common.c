@@ -39,10 +39,10 @@ void cli_begin(int argc, char **argv)
 /* One error: the line on stderr, and the JSON object on stdout under --json. */
 static int report_error(const char *cmd, int exit_code, const char *status, const char *msg)
 {
-    fprintf(stderr, "sla %s: %s\n", cmd, msg);
+    char full[1400];                   /* "sla CMD: msg", or "sla: msg" outside a command */
+    snprintf(full, sizeof full, "sla%s%s: %s", *cmd ? " " : "", cmd, msg);
+    fprintf(stderr, "%s\n", full);
     if (json_errors) {
-        char full[1400];
-        snprintf(full, sizeof full, "sla %s: %s", cmd, msg);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "error", full);
         cJSON_AddStringToObject(o, "status", status);

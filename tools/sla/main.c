@@ -34,6 +34,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "eigsh")) return cmd_eigsh(argc - 1, argv + 1);
     if (!strcmp(cmd, "logdet")) return cmd_logdet(argc - 1, argv + 1);
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
-    fprintf(stderr, "sla: unknown command '%s'\n\n%s", cmd, usage);
-    return EXIT_USAGE;
+    /* under --json (e.g. 'sla --json'), stdout still gets one JSON error object */
+    cli_begin(argc, argv);
+    fputs(usage, stderr);
+    return cli_error("", EXIT_USAGE, "usage", "unknown command '%s'", cmd);
 }
