@@ -189,9 +189,12 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
  *  refactor succeeds. Singular values behave as at create (see sla_solver_create()). */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
-/** Solves op(A_b) X_b = B_b for every batch element b.
- *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite.
- *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero. X must
+/** Solves op(A_b) X_b = B_b for every batch element b (method lsqr: X_b = argmin
+ *  ‖B_b − op(A_b) X_b‖ column by column, for A of shape m × n).
+ *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite (lsqr: op(A)'s
+ *                 row count instead of n, i.e. m for op = N).
+ *  @param[in,out] X  [batch][n][nrhs] (lsqr: op(A)'s column count, n for op = N); initial guess
+ *                 on entry if initial_guess_nonzero, never read otherwise. X must
  *                 not overlap B or the matrix values (checked: SLA_EINVAL).
  *  @param[out] info  may be NULL; always written (see sla_solve_info).
  *  Results are bit-identical run to run for a given number of OpenMP threads. Krylov methods
