@@ -681,6 +681,30 @@ static void matrix_free_square(void **state)
     free(v); free(d);
 }
 
+/* Parallel kernels on a small problem (threshold 0): rows and columns chunked apart (m ≠ n),
+ * same answer as the serial kernels */
+static void parallel_kernels(void **state)
+{
+    (void)state;
+    int64_t m = 90, n = 35;
+    sla_pattern *p;
+    double *v, *d, b[90], x1[35], x2[35];
+    rand_sparse(m, n, 0.1, 121, &p, &v, &d);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    tu_fill_random(b, m, 3);
+    sla_solver_options o = lsqr_options(1e-12);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x1, NULL));
+    double old = sla_test_par_min_bytes(0);
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x2, NULL));
+    sla_test_par_min_bytes(old);
+    assert_true(rel_err(x2, x1, n) < 1e-10);
+    sla_solver_free(&s);
+    sla_pattern_free(&p);
+    free(v); free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -699,6 +723,7 @@ int main(void)
         cmocka_unit_test(vjp_batched_multi_rhs),
         cmocka_unit_test(float32_overdetermined),
         cmocka_unit_test(matrix_free_square),
+        cmocka_unit_test(parallel_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
