@@ -27,6 +27,8 @@ typedef enum sla_method {
     SLA_METHOD_BICGSTAB,     /**< BiCGStab (van der Vorst 1992), right preconditioned */
     SLA_METHOD_GMRES,        /**< restarted GMRES(m) (Saad & Schultz 1986), right preconditioned */
     SLA_METHOD_MINRES,       /**< MINRES (Paige & Saunders 1975), SPD preconditioner */
+    SLA_METHOD_LSQR,         /**< LSQR (Paige & Saunders 1982): least squares min ‖b − A x‖₂
+                              *   (+ damp²‖x‖²) for A of any shape m × n; no preconditioner */
     SLA_METHOD_COUNT
 } sla_method;
 
@@ -98,6 +100,8 @@ typedef struct sla_solver_options {
                                   *   src/solve/auto.c (SLA_AUTO_FLOP_BUDGET, docs/auto.md) */
     int need_determinant;        /**< 1: the caller will ask for sla_solver_logdet(), so method
                                   *   auto considers only direct methods (default 0) */
+    double damp;                 /**< LSQR only: minimise ‖b − A x‖₂² + damp²‖x‖₂² (Tikhonov);
+                                  *   default 0; must be finite and ≥ 0 */
 } sla_solver_options;
 
 /** What a solve did. For batches and several right-hand sides: the worst case over them.
@@ -122,6 +126,9 @@ typedef struct sla_solve_info {
                                   *   measured */
     double relative_residual;    /**< max ‖b − op(A) x‖₂ / ‖b‖₂ (0 when b = 0 and x = 0) */
     double rcond;                /**< reciprocal condition estimate, NaN if unknown */
+    double normal_residual;      /**< LSQR: max true ‖op(A)ᵀ r − damp²x‖₂ over batch and columns
+                                  *   (the gradient of the least-squares objective, 0 at its
+                                  *   minimum); NaN for the other methods */
     char description[SLA_DESCRIPTION_LEN];       /**< one line: method, backend, ordering and why */
 } sla_solve_info;
 
@@ -131,9 +138,13 @@ typedef struct sla_solver sla_solver;
 /** Fills *opt with the defaults above. */
 SLA_API void sla_solver_options_init(sla_solver_options *opt);
 
-/** Creates a solver for the square matrices A (batch B ≥ 1 on one pattern): validates A (square,
- *  finite values), runs the symbolic analysis once and the numeric set-up for each batch element
- *  (in parallel over the batch).
+/** Creates a solver for the matrices A (batch B ≥ 1 on one pattern): validates A (finite values),
+ *  runs the symbolic analysis once and the numeric set-up for each batch element (in parallel
+ *  over the batch). A must be square, except for method lsqr and auto (which chooses lsqr for
+ *  a rectangular A): an m × n A with m ≠ n and any other method gives SLA_ESHAPE naming the
+ *  method. For lsqr, sla_solver_solve() solves the least-squares problem (see SLA_METHOD_LSQR
+ *  and docs/krylov.md); its B is [batch][m][nrhs] and X [batch][n][nrhs] (op = N), or B
+ *  [batch][n][nrhs] and X [batch][m][nrhs] (op = T, the problem min ‖b − Aᵀx‖).
  *  A->values are borrowed: they must stay valid and unchanged until the next
  *  sla_solver_refactor() or sla_solver_free(). Iterative methods read them at every solve; direct
  *  methods read them at every solve too, to report the true residual in the info. The pattern is
@@ -162,7 +173,8 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
 SLA_API sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
                                      sla_solver **out);
 
-/** Creates an iterative solver on a matrix-free operator of size n × n (batch B, dtype).
+/** Creates an iterative solver on a matrix-free operator of size n × n (batch B, dtype); lsqr
+ *  is accepted too (least squares on a square operator).
  *  opt->method must be an iterative method; precond NONE, JACOBI is refused (no diagonal), USER
  *  allowed. apply must support op = T for transposed solves and VJPs. */
 SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_t batch,
@@ -177,9 +189,12 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
  *  refactor succeeds. Singular values behave as at create (see sla_solver_create()). */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
-/** Solves op(A_b) X_b = B_b for every batch element b.
- *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite.
- *  @param[in,out] X  [batch][n][nrhs]; initial guess on entry if initial_guess_nonzero. X must
+/** Solves op(A_b) X_b = B_b for every batch element b (method lsqr: X_b = argmin
+ *  ‖B_b − op(A_b) X_b‖ column by column, for A of shape m × n).
+ *  @param[in]  B  [batch][n][nrhs] row-major, dtype of the solver; must be finite (lsqr: op(A)'s
+ *                 row count instead of n, i.e. m for op = N).
+ *  @param[in,out] X  [batch][n][nrhs] (lsqr: op(A)'s column count, n for op = N); initial guess
+ *                 on entry if initial_guess_nonzero, never read otherwise. X must
  *                 not overlap B or the matrix values (checked: SLA_EINVAL).
  *  @param[out] info  may be NULL; always written (see sla_solve_info).
  *  Results are bit-identical run to run for a given number of OpenMP threads. Krylov methods
@@ -213,6 +228,34 @@ SLA_API sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, 
                                         const void *G, void *dB, void *dvalues,
                                         sla_solve_info *info);
 
+/** Backward of the least-squares solution X = argmin ‖B − op(A) X‖ (method lsqr, damp = 0), for
+ *  A of any shape, x = A⁺b (the minimum-norm solution when A is rank deficient). With
+ *  r = b − op(A)x and g = ∂L/∂x for each column, three least-squares solves on the same solver
+ *  (LSQR on op(A)ᵀ, then op(A), then op(A)ᵀ; minimum-norm solutions from x₀ = 0):
+ *    c = argmin ‖op(A)ᵀc − g‖   (= op(A)⁺ᵀ g)          → dB = c
+ *    λ = argmin ‖op(A) λ − c‖   (= (op(A)ᵀop(A))⁺ g; op(A) λ = c)
+ *    w = g − op(A)ᵀc            (0 when op(A) has full column rank)
+ *    z = argmin ‖op(A)ᵀz − x‖   (= op(A)⁺ᵀ x), solved only when ‖w‖₂ > rtol·‖g‖₂
+ *    ∂op(A) = r λᵀ − c xᵀ + z wᵀ, restricted to the pattern: for op = N
+ *      ∂a_s = Σ_j r[r_s] λ[c_s] − c[r_s] x[c_s] + z[r_s] w[c_s]; for op = T the transpose.
+ *  For full column rank (tall A) this is ∂A = r λᵀ − (Aλ) xᵀ with (AᵀA) λ = g, and for a square
+ *  nonsingular A the solve VJP (r = 0, c = A⁻ᵀg). The third term is the derivative of the
+ *  minimum-norm solution along the null space of A (Golub & Pereyra 1973); like any gradient of
+ *  a pseudo-inverse it holds where the rank of A is locally constant.
+ *  Memory O(batch·nrhs·(m + n)) + the solves' O(m + n), whatever the iteration count.
+ *  @param[in] B  [batch][m][nrhs] (op = N; [n] for op = T): the forward's right-hand side.
+ *  @param[in] X  the forward's solution [batch][n][nrhs] (op = N; [m] for op = T).
+ *  @param[in] G  ∂L/∂X, shape of X.
+ *  @param[out] dB  shape of B, overwritten, NULL to skip. dvalues [batch][nnz], overwritten,
+ *              NULL to skip (not for matrix-free solvers).
+ *  @param[out] info  worst case over the solves (iterations summed over the three).
+ *  G is scaled by a power of two near 1/‖G‖∞ before the solves, as in sla_solver_solve_vjp.
+ *  @return as sla_solver_solve_vjp(); SLA_EUNSUPPORTED if the solver's method is not lsqr or
+ *          options.damp ≠ 0. Messages start with "sla_solver_lstsq_vjp:". */
+SLA_API sla_status sla_solver_lstsq_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                                        const void *X, const void *G, void *dB, void *dvalues,
+                                        sla_solve_info *info);
+
 /** sign(det A_b) ∈ {−1, 0, +1} and log|det A_b| from the factorization, per batch element
  *  (arrays [batch]). A singular matrix gives sign 0 and −INFINITY (not an error). Direct
  *  methods only (SLA_EUNSUPPORTED otherwise). */
@@ -236,7 +279,7 @@ SLA_API sla_method sla_solver_method(const sla_solver *s);
 /** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
 SLA_API void sla_solver_free(sla_solver **s);
 
-/** Names: "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres". */
+/** Names: "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr". */
 SLA_API const char *sla_method_name(sla_method m);
 SLA_API sla_status sla_method_from_name(const char *name, sla_method *m);
 /** Names: "auto", "none", "jacobi", "ic0", "ilu0", "amg", "user". */
@@ -248,7 +291,7 @@ SLA_API sla_status sla_ordering_from_name(const char *name, sla_ordering *o);
 /** Names: "converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation",
  *  "error". */
 SLA_API const char *sla_reason_name(sla_reason r);
-/** 1 for CG, BiCGStab, GMRES, MINRES. */
+/** 1 for CG, BiCGStab, GMRES, MINRES, LSQR. */
 SLA_API int sla_method_is_iterative(sla_method m);
 
 /** A registered backend, as listed by sla_backend_get(). */

@@ -33,12 +33,12 @@ SLA_OK = 0
 SLA_NOT_CONVERGED = 1
 SLA_FLOAT64, SLA_FLOAT32 = 0, 1
 SLA_OP_N, SLA_OP_T = 0, 1
-METHODS = ("auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres")
+METHODS = ("auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr")
 PRECONDS = ("auto", "none", "jacobi", "ic0", "ilu0", "amg", "user")
 ORDERINGS = ("auto", "natural", "amd", "metis")
 REASONS = ("converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation",
            "error")
-ITERATIVE = frozenset(("cg", "bicgstab", "gmres", "minres"))
+ITERATIVE = frozenset(("cg", "bicgstab", "gmres", "minres", "lsqr"))
 MM_FIELDS = {"real": 0, "integer": 1, "pattern": 2, "complex": 3}
 MM_SYMMETRIES = {"general": 0, "symmetric": 1, "skew-symmetric": 2, "hermitian": 3}
 
@@ -63,7 +63,7 @@ class SolverOptions(ctypes.Structure):
                 ("monitor", c_void_p), ("monitor_ctx", c_void_p), ("monitor_every", c_int64),
                 ("user_precond", c_void_p), ("user_precond_ctx", c_void_p),
                 ("memory_budget", c_double), ("flop_budget", c_double),
-                ("need_determinant", c_int)]
+                ("need_determinant", c_int), ("damp", c_double)]
 
 
 class SolveInfoC(ctypes.Structure):
@@ -71,6 +71,7 @@ class SolveInfoC(ctypes.Structure):
     _fields_ = [("method", c_int), ("precond", c_int), ("converged", c_int), ("reason", c_int),
                 ("iterations", c_int64), ("residual_norm", c_double),
                 ("relative_residual", c_double), ("rcond", c_double),
+                ("normal_residual", c_double),
                 ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), _TAIL_PAD]
 
 
@@ -154,6 +155,8 @@ _PROTOTYPES = {
     "sla_solver_solve": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, P(SolveInfoC)]),
     "sla_solver_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p,
                                      c_void_p, P(SolveInfoC)]),
+    "sla_solver_lstsq_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p,
+                                     c_void_p, c_void_p, P(SolveInfoC)]),
     "sla_solver_logdet": (c_int, [c_void_p, P(c_double), P(c_double)]),
     "sla_solver_logdet_grad": (c_int, [c_void_p, P(c_double), c_void_p]),
     "sla_solver_describe": (c_char_p, [c_void_p]),

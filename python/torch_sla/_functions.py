@@ -194,16 +194,18 @@ def _keep_pin(ctx, solver, pin, ninputs):
 # x = A⁻¹ b
 # ------------------------------------------------------------------------------------------------
 class Solve(Function):
-    """X [B, n, k] = A_b⁻¹ B_b. The solver comes from the refactor cache (see _solver.py) and
-    is saved for the backward, which runs sla_solver_solve_vjp on it: one transposed solve
-    with the same factors or preconditioner, then ∂a = −λ xᵀ on the pattern."""
+    """X [B, n, k] = A_b⁻¹ B_b (B [B, m, k]; m ≠ n only for least squares, method lsqr). The
+    solver comes from the refactor cache (see _solver.py) and is saved for the backward, which
+    runs sla_solver_solve_vjp on it: one transposed solve with the same factors or
+    preconditioner, then ∂a = −λ xᵀ on the pattern; for lsqr, sla_solver_lstsq_vjp (three
+    LSQR solves, ∂a from the residual too: docs/krylov.md)."""
 
     @staticmethod
     def forward(ctx, values, b, pattern, options, config):
         vals = values.detach()
         solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
         try:
-            x = torch.empty_like(b)
+            x = b.new_empty((b.shape[0], pattern.ncols, b.shape[-1]))
             st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
             config.report(st, info)
         except BaseException:
@@ -212,21 +214,25 @@ class Solve(Function):
         ctx.solver, ctx.config = solver, config
         ctx.generation = solver.generation
         ctx.pin = _keep_pin(ctx, solver, pin, 2)
-        ctx.save_for_backward(values, x)
+        ctx.save_for_backward(values, x, b)
         return x
 
     @staticmethod
     @first_order
     def backward(ctx, g):
-        values, x = ctx.saved_tensors
+        values, x, b = ctx.saved_tensors
         solver = ctx.solver
         need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         if not (need_v or need_b):
             return None, None, None, None, None
         ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
-        db = torch.empty_like(x) if need_b else None
+        db = torch.empty_like(b) if need_b else None
         dv = torch.empty_like(values) if need_v else None
-        st, info = solver.solve_vjp(SLA_OP_N, x.shape[-1], x, g.contiguous(), db, dv)
+        if solver.method == "lsqr":
+            st, info = solver.lstsq_vjp(SLA_OP_N, x.shape[-1], b.contiguous(), x,
+                                        g.contiguous(), db, dv)
+        else:
+            st, info = solver.solve_vjp(SLA_OP_N, x.shape[-1], x, g.contiguous(), db, dv)
         ctx.config.report(st, info, adjoint=True)
         if ctx.pin is not None:
             solver.unpin(ctx.pin)

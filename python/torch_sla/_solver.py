@@ -175,6 +175,15 @@ class Solver:
             dvalues.data_ptr() if dvalues is not None else None, ctypes.byref(info)))
         return st, info
 
+    def lstsq_vjp(self, op, nrhs, B, X, G, dB, dvalues):
+        """Backward of the least-squares solve (method lsqr): sla_solver_lstsq_vjp."""
+        info = SolveInfoC()
+        st = check(lib.sla_solver_lstsq_vjp(
+            self.ptr, op, nrhs, B.data_ptr(), X.data_ptr(), G.data_ptr(),
+            dB.data_ptr() if dB is not None else None,
+            dvalues.data_ptr() if dvalues is not None else None, ctypes.byref(info)))
+        return st, info
+
     def logdet(self):
         sign = (ctypes.c_double * self.batch)()
         lad = (ctypes.c_double * self.batch)()

@@ -470,29 +470,29 @@ class SparseTensor:
     # Linear solve
     # ------------------------------------------------------------------------------------------
     def _rhs(self, b):
-        """b → ([B or 1, N, K] tensor, output shape)."""
+        """b → ([B or 1, M, K] tensor, output shape of x): b has A's M rows, x its N columns."""
         _check_dense(b, self.dtype, "b")
         M, N = self.sparse_shape
         bs = tuple(b.shape)
         if not self.is_batched:
-            if len(bs) == 1 and bs[0] == N:
-                return b.reshape(1, N, 1), (N,)
-            if len(bs) == 2 and bs[0] == N:
-                return b.reshape(1, N, bs[1]), bs
-            raise ValueError(f"solve: A is {N}×{N}; b must have shape ({N},) or ({N}, K), "
+            if len(bs) == 1 and bs[0] == M:
+                return b.reshape(1, M, 1), (N,)
+            if len(bs) == 2 and bs[0] == M:
+                return b.reshape(1, M, bs[1]), (N, bs[1])
+            raise ValueError(f"solve: A is {M}×{N}; b must have shape ({M},) or ({M}, K), "
                              f"got {shape_str(bs)}")
         batch, B = self.batch_shape, self.batch_size
-        if bs == batch + (N,):
-            return b.reshape(B, N, 1), bs
-        if len(bs) == len(batch) + 2 and bs[:-1] == batch + (N,):
-            return b.reshape(B, N, bs[-1]), bs
-        if bs == (N,):
-            return b.reshape(1, N, 1).expand(B, N, 1), batch + (N,)
-        if len(bs) == 2 and bs[0] == N:
-            return b.reshape(1, N, bs[1]).expand(B, N, bs[1]), batch + bs
+        if bs == batch + (M,):
+            return b.reshape(B, M, 1), batch + (N,)
+        if len(bs) == len(batch) + 2 and bs[:-1] == batch + (M,):
+            return b.reshape(B, M, bs[-1]), batch + (N, bs[-1])
+        if bs == (M,):
+            return b.reshape(1, M, 1).expand(B, M, 1), batch + (N,)
+        if len(bs) == 2 and bs[0] == M:
+            return b.reshape(1, M, bs[1]).expand(B, M, bs[1]), batch + (N, bs[1])
         raise ValueError(f"solve: A has shape {shape_str(self._shape)}; b must be "
-                         f"{shape_str(batch + (N,))}, {shape_str(batch + (N, 'K'))}, ({N},) "
-                         f"or ({N}, K), got {shape_str(bs)}")
+                         f"{shape_str(batch + (M,))}, {shape_str(batch + (M, 'K'))}, ({M},) "
+                         f"or ({M}, K), got {shape_str(bs)}")
 
     def solve(self, b, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
               preconditioner=None, *, tol=None, restart=None, ordering=None,
@@ -501,7 +501,11 @@ class SparseTensor:
         with respect to the values and b (adjoint method: one transposed solve in backward,
         on the same factors / preconditioner).
 
-        method : 'auto', 'cholesky', 'ldlt', 'lu', 'klu', 'cg', 'bicgstab', 'gmres', 'minres'
+        method : 'auto', 'cholesky', 'ldlt', 'lu', 'klu', 'cg', 'bicgstab', 'gmres', 'minres',
+            'lsqr'. A rectangular A (M × N, M ≠ N) is solved in the least-squares sense,
+            x = argmin ‖b − A x‖₂ (the minimum-norm one when A is rank deficient), by LSQR
+            (method 'auto' or 'lsqr'; b has M rows, x N); its backward is the gradient of
+            that x (sla_solver_lstsq_vjp, docs/krylov.md).
         backend : 'auto' or a libsla backend name (see show_backends())
         rtol, atol, maxiter : stopping rule of iterative methods,
             ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) (libsla defaults: rtol 1e-10, atol 0,
@@ -514,8 +518,9 @@ class SparseTensor:
         Shapes: b [N] or [N, K] (unbatched A); b [*batch, N], [*batch, N, K], or a shared
         [N] / [N, K] for a batched A. x has the shape of b (with the batch when shared).
         """
-        if not self.is_square:
-            raise ValueError(f"solve needs a square matrix, A has shape {self._shape}")
+        if not self.is_square and str(method).lower() not in ("auto", "lsqr"):
+            raise ValueError(f"solve: A has shape {self._shape}; method {method!r} needs a "
+                             f"square matrix (least squares: method 'auto' or 'lsqr')")
         if tol is not None:
             if rtol is not None:
                 raise ValueError("give rtol or tol, not both")
@@ -525,7 +530,7 @@ class SparseTensor:
         if b3.shape[-1] == 0 or b3.shape[0] == 0:
             # no right-hand side (b [N, 0]) or an empty batch: an empty x, like
             # torch.linalg.solve
-            x = (b3 * 0).reshape(out_shape)
+            x = b3.new_zeros(out_shape)
             if not return_info:
                 return x
             from .errors import SolveInfo

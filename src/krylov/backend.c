@@ -1,5 +1,5 @@
 /* The built-in Krylov backend ("krylov"): CG, BiCGStab, GMRES(m), MINRES with Jacobi, IC(0),
- * ILU(0), AMG or a user preconditioner, on CSR matrices or matrix-free operators, float64 and
+ * ILU(0), AMG or a user preconditioner, and LSQR (least squares, rectangular A, none), on CSR matrices or matrix-free operators, float64 and
  * float32. Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
  * numeric part; the adjoint (op = T) solve reuses it. See docs/krylov.md. */
 #include <stdio.h>
@@ -26,6 +26,7 @@ static int auto_candidates(const sla_solver *s, sla_precond *c)
         c[k++] = SLA_PRECOND_JACOBI;
         break;
     case SLA_METHOD_MINRES: c[k++] = SLA_PRECOND_JACOBI; break;
+    case SLA_METHOD_LSQR: break;                 /* no preconditioner */
     default: c[k++] = SLA_PRECOND_ILU0; c[k++] = SLA_PRECOND_JACOBI; break;
     }
     c[k++] = SLA_PRECOND_NONE;
@@ -43,6 +44,9 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc)
 {
     *pc = NULL;
     if (kind == SLA_PRECOND_NONE) return SLA_OK;
+    if (s->opt.method == SLA_METHOD_LSQR)
+        return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
+                        "or auto)", sla_precond_name(kind));
     sla_pc_options o = {.kind = kind, .user = s->opt.user_precond, .user_ctx = s->opt.user_precond_ctx,
                         .absolute_diagonal = s->opt.method == SLA_METHOD_MINRES};
     if (s->apply) return sla_pc_create_matrix_free(s->n, s->dtype, s->batch, &o, pc);
@@ -56,8 +60,13 @@ static void describe(sla_solver *s, const sla_krylov_impl *K)
         snprintf(method, sizeof method, "gmres(%lld)", (long long)s->opt.restart);
     else
         snprintf(method, sizeof method, "%s", sla_method_name(s->opt.method));
-    char atol[40] = "";
+    char atol[80] = "";
     if (s->opt.atol > 0) snprintf(atol, sizeof atol, ", atol %g", s->opt.atol);
+    if (s->opt.damp > 0)
+        snprintf(atol + strlen(atol), sizeof atol - strlen(atol), ", damp %g", s->opt.damp);
+    if (s->m != s->n)
+        snprintf(atol + strlen(atol), sizeof atol - strlen(atol), ", %lld × %lld",
+                 (long long)s->m, (long long)s->n);
     snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g%s, maxiter %lld%s%s",
              method, K->pc ? sla_pc_describe(K->pc) : "none", s->apply ? ", matrix-free" : "",
              s->opt.rtol, atol, (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
@@ -137,9 +146,10 @@ static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
 const sla_backend sla_backend_krylov = {
     .info = {.name = "krylov",
              .description = "built-in Krylov methods (CG, BiCGStab, GMRES, MINRES) with Jacobi, "
-                            "IC(0), ILU(0), AMG or user preconditioners",
+                            "IC(0), ILU(0), AMG or user preconditioners; LSQR (least squares)",
              .methods = SLA_METHOD_BIT(SLA_METHOD_CG) | SLA_METHOD_BIT(SLA_METHOD_BICGSTAB) |
-                        SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES),
+                        SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
+                        SLA_METHOD_BIT(SLA_METHOD_LSQR),
              .dtypes = SLA_BOTH_DTYPES,
              .priority = 10,
              .available = 1},

@@ -28,6 +28,7 @@ typedef struct sla_kparams {
     double rtol, atol;
     int64_t maxiter;
     int64_t restart;             /* GMRES */
+    double damp;                 /* LSQR */
     int x0_nonzero;              /* x holds the initial guess on entry */
     sla_monitor_fn monitor;      /* may be NULL */
     void *monitor_ctx;
@@ -40,6 +41,7 @@ typedef struct sla_kresult {
     sla_reason reason;
     double bnorm;                /* ‖b‖₂ */
     double residual;             /* true ‖b − op(A) x‖₂ at the returned x */
+    double normal_residual;      /* LSQR: true ‖op(A)ᵀr − damp²x‖₂; else NaN */
 } sla_kresult;
 
 typedef sla_status (*sla_kmethod)(const sla_kop *K, sla_op op, const sla_kparams *P,
@@ -72,7 +74,15 @@ sla_status sla_krylov_gmres(const sla_kop *K, sla_op op, const sla_kparams *P, c
 sla_status sla_krylov_minres(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
                              void *x, sla_kresult *res);
 
-/* The method for an sla_method (NULL if not iterative). */
+/* LSQR (Paige & Saunders 1982) for min ‖b − op(A)x‖₂² + P->damp²‖x‖₂², A of any shape m × n:
+ * Kr is the operator with the vector space of length m, Kc the vector space of length n (no
+ * operator needed). No preconditioner. Stopping rules, true-residual check and memory: lsqr.c.
+ * Fills res->residual = ‖b − op(A)x‖₂ and res->normal_residual. */
+sla_status sla_krylov_lsqr(const sla_kop *Kr, const sla_kop *Kc, sla_op op, const sla_kparams *P,
+                           const void *b, void *x, sla_kresult *res);
+
+/* The method for an sla_method (NULL if not iterative, and for LSQR, which has its own
+ * signature). */
 sla_kmethod sla_krylov_method(sla_method m);
 
 /* ---- helpers shared by the methods (kcommon.c) ---- */

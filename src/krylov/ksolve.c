@@ -70,23 +70,25 @@ static sla_status solve_one(solve_job *J, int64_t b, int64_t j, void *bcol, void
     sla_solver *s = J->s;
     sla_krylov_impl *impl = s->impl;
     size_t es = sla_dtype_size(s->dtype);
-    int64_t n = s->n, k = J->nrhs;
-    const char *Bb = (const char *)J->B + (size_t)(b * n * k) * es;
-    char *Xb = (char *)J->X + (size_t)(b * n * k) * es;
+    /* b has op(A)'s row count, x its column count (both n unless LSQR on a rectangular A) */
+    int64_t nb = J->op == SLA_OP_N ? s->m : s->n, nx = J->op == SLA_OP_N ? s->n : s->m;
+    int64_t k = J->nrhs;
+    const char *Bb = (const char *)J->B + (size_t)(b * nb * k) * es;
+    char *Xb = (char *)J->X + (size_t)(b * nx * k) * es;
     const void *rhs = Bb;
     void *x = Xb;
     if (k > 1) {
-        column_get(es, n, k, j, Bb, bcol);
-        if (s->opt.initial_guess_nonzero) column_get(es, n, k, j, Xb, xcol);
+        column_get(es, nb, k, j, Bb, bcol);
+        if (s->opt.initial_guess_nonzero) column_get(es, nx, k, j, Xb, xcol);
         rhs = bcol;
         x = xcol;
     }
-    sla_kop K;
+    sla_kop K, Kc;
     sla_kop_csr_ctx cctx;
     sla_kop_fn_ctx fctx;
     kpc_ctx pctx = {impl->pc, b};
     if (s->apply)
-        sla_kop_fn_init(&K, &fctx, n, s->dtype, s->apply, s->apply_ctx, b, J->nchunks);
+        sla_kop_fn_init(&K, &fctx, s->m, s->dtype, s->apply, s->apply_ctx, b, J->nchunks);
     else
         sla_kop_csr_init(&K, &cctx, &s->A, b, J->nchunks);
     if (impl->pc) {
@@ -95,11 +97,19 @@ static sla_status solve_one(solve_job *J, int64_t b, int64_t j, void *bcol, void
         K.inv_diag = sla_pc_inv_diag(impl->pc, b);
     }
     sla_kparams P = {.rtol = s->opt.rtol, .atol = s->opt.atol, .maxiter = s->opt.maxiter,
-                     .restart = s->opt.restart, .x0_nonzero = s->opt.initial_guess_nonzero,
+                     .restart = s->opt.restart, .damp = s->opt.damp,
+                     .x0_nonzero = s->opt.initial_guess_nonzero,
                      .monitor = s->opt.monitor, .monitor_ctx = s->opt.monitor_ctx,
                      .monitor_every = s->opt.monitor_every, .batch_index = b, .rhs_index = j};
     sla_kresult *res = &J->res[b * k + j];
-    sla_status st = sla_krylov_method(s->opt.method)(&K, J->op, &P, rhs, x, res);
+    sla_status st;
+    if (s->opt.method == SLA_METHOD_LSQR) {
+        sla_kvec_init(&Kc, s->n, s->dtype, J->nchunks, NULL);   /* the space of columns */
+        st = sla_krylov_lsqr(&K, &Kc, J->op, &P, rhs, x, res);
+    } else {
+        st = sla_krylov_method(s->opt.method)(&K, J->op, &P, rhs, x, res);
+        res->normal_residual = NAN;
+    }
     if (st >= 0 && P.monitor && res->iterations % P.monitor_every != 0) {
         int rc = P.monitor(P.monitor_ctx, b, j, res->iterations, res->residual);
         if (rc != 0)
@@ -107,7 +117,7 @@ static sla_status solve_one(solve_job *J, int64_t b, int64_t j, void *bcol, void
                           "batch element %lld, right-hand side %lld)", rc,
                           (long long)res->iterations, (long long)b, (long long)j);
     }
-    if (k > 1) column_put(es, n, k, j, xcol, Xb);
+    if (k > 1) column_put(es, nx, k, j, xcol, Xb);
     return st;
 }
 
@@ -117,8 +127,9 @@ static void solve_range(solve_job *J, int64_t first, int64_t last)
     size_t es = sla_dtype_size(J->s->dtype);
     void *bcol = NULL, *xcol = NULL;
     if (J->nrhs > 1) {
-        bcol = sla_malloc((size_t)J->s->n, es, "right-hand side column");
-        xcol = sla_malloc((size_t)J->s->n, es, "solution column");
+        int64_t len = J->s->m > J->s->n ? J->s->m : J->s->n;
+        bcol = sla_malloc((size_t)len, es, "right-hand side column");
+        xcol = sla_malloc((size_t)len, es, "solution column");
         if (!bcol || !xcol) {
             record_error(J, first, SLA_ENOMEM);
             sla_free(bcol);
@@ -164,7 +175,7 @@ sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const vo
     /* the largest kernel of a solve: the CSR SpMV, or CG's update (7 vectors) */
     size_t es = sla_dtype_size(s->dtype);
     double bytes = 7.0 * (double)s->n * (double)es;
-    if (!s->apply) bytes = fmax(bytes, sla_kcsr_bytes(s->n, sla_pattern_nnz(s->pattern), es));
+    if (!s->apply) bytes = fmax(bytes, sla_kcsr_bytes(s->m, sla_pattern_nnz(s->pattern), es));
     if (nt > 1 && !callbacks && nsys >= nt && reentrant) {
         J.nchunks = 1;                          /* one system per thread */
         #pragma omp parallel for schedule(dynamic, 1)
@@ -174,7 +185,7 @@ sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const vo
         #pragma omp parallel for schedule(dynamic, 1)
         for (int64_t b = 0; b < s->batch; b++) solve_range(&J, b * nrhs, (b + 1) * nrhs);
     } else {
-        J.nchunks = sla_kvec_nchunks(s->n, bytes);
+        J.nchunks = sla_kvec_nchunks(s->m < s->n ? s->m : s->n, bytes);
         solve_range(&J, 0, nsys);
     }
     sla_status st = SLA_OK;
@@ -186,6 +197,8 @@ sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const vo
             if (r->iterations > info->iterations) info->iterations = r->iterations;
             if (r->residual > info->residual_norm || isnan(r->residual))
                 info->residual_norm = r->residual;
+            if (r->normal_residual > info->normal_residual || isnan(r->normal_residual))
+                info->normal_residual = r->normal_residual;
             double rel = r->bnorm > 0 ? r->residual / r->bnorm : 0;
             if (rel > info->relative_residual || isnan(rel)) info->relative_residual = rel;
             if (r->reason != SLA_REASON_CONVERGED) info->converged = 0;

@@ -39,7 +39,8 @@ struct sla_kop {
     void (*vec_free)(const sla_kop *K, void *v);
     /* xᵀy, accumulated in double */
     double (*dot)(const sla_kop *K, const void *x, const void *y);
-    /* y = a·x + b·y; b = 0 overwrites y without reading it */
+    /* y = a·x + b·y; b = 0 overwrites y without reading it; a = b = 0 sets y = 0 without
+     * reading x (a vector not yet written may hold NaN) */
     void (*axpby)(const sla_kop *K, double a, const void *x, double b, void *y);
     /* CG's fused update, one pass over the vectors: x += α·p; r −= α·q; *rr = rᵀr; and
      * *rz = rᵀ·diag(inv_diag)·r when inv_diag (Jacobi: z never stored), else *rz = *rr */

@@ -14,7 +14,7 @@ static void FN(kop_csr_spmv_dot)(int nc, int par, const int64_t *bd, const int64
             double s = 0;
             for (int64_t k = rp[i]; k < rp[i + 1]; k++) s += (double)a[k] * (double)x[ci[k]];
             y[i] = (REAL)s;
-            d += (double)x[i] * (double)y[i];
+            if (xy) d += (double)x[i] * (double)y[i];   /* square A only: x[i] needs i < ncols */
         }
         part[c] = d;
     }

@@ -30,7 +30,9 @@ static void FN(kv_axpby)(int nc, int par, const int64_t *bd, double a, const REA
     REAL ra = (REAL)a, rb = (REAL)b;
     #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
-        if (b == 0)
+        if (a == 0 && b == 0)            /* y = 0 even where x holds garbage (NaN) */
+            for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = 0;
+        else if (b == 0)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = ra * x[i];
         else
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = ra * x[i] + rb * y[i];

@@ -61,7 +61,9 @@
  *    time (sla_auto_fallback): cg → minres, minres → gmres, gmres → bicgstab, bicgstab → gmres.
  * options.need_determinant skips rules 2, 3, 5 and 7: the factorization of rule 6 is made
  * whatever its cost, since only a factorization gives sla_solver_logdet().
- * Rectangular matrices are refused before this point (least squares does not exist yet). */
+ * 0. Before every other rule: a rectangular A (m ≠ n), or options.damp > 0 (a damped least-squares
+ *    problem), → LSQR without preconditioner: the only method here that solves least squares
+ *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -300,11 +302,24 @@ static sla_status decide(sla_solver *s, auto_facts *f)
     return fits ? direct_path(s, f, cost) : iterative_path(s, f, cost);
 }
 
+/* Rule 0. */
+static sla_status least_squares(sla_solver *s)
+{
+    char why[sizeof s->why];
+    if (s->m != s->n)
+        snprintf(why, sizeof why, "rectangular %lld × %lld: least squares min ‖b − Ax‖₂ by LSQR",
+                 (long long)s->m, (long long)s->n);
+    else
+        snprintf(why, sizeof why, "damp %g > 0: damped least squares by LSQR", s->opt.damp);
+    return try_method(s, SLA_METHOD_LSQR, SLA_PRECOND_NONE, why);
+}
+
 sla_status sla_auto_create(sla_solver *s)
 {
     auto_facts f = {0};
     s->is_auto = 1;
     s->user_precond = s->opt.precond;
+    if (s->m != s->n || s->opt.damp > 0) return least_squares(s);
     sla_status st = decide(s, &f);
     sla_analysis_free(&s->analysis);          /* an analysis no backend took */
     sla_free(f.strict);

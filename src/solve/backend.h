@@ -3,7 +3,9 @@
  * A backend serves some methods (bitmask over sla_method) for some dtypes. The generic layer
  * (solver.c) validates every argument before calling it, so a backend may assume:
  *   - s->A is a valid square matrix view (finite values) or s->apply is set (matrix-free);
- *   - B is finite, X has room for [batch][n][nrhs], nrhs ≥ 1, op is N or T;
+ *     only the lsqr method gets rectangular matrices (s->m ≠ s->n);
+ *   - B is finite with op(A)'s row count of rows, X has room for op(A)'s column count
+ *     ([batch][n][nrhs] when square), nrhs ≥ 1, op is N or T;
  *   - s->opt has its method resolved (never SLA_METHOD_AUTO) and defaults filled in.
  * A backend keeps its state in s->impl, writes s->description in create, and reports errors
  * with SLA_FAIL (message naming the column / batch element). */
@@ -15,7 +17,7 @@
 struct sla_solver {
     sla_matrix A;                /* borrowed values; A.pattern is `pattern` below */
     sla_pattern *pattern;        /* retained; NULL for a matrix-free operator */
-    int64_t n, batch;
+    int64_t m, n, batch;         /* A is m × n (m = n except for lsqr) */
     sla_dtype dtype;
     sla_apply_fn apply;          /* matrix-free operator, or NULL */
     void *apply_ctx;
@@ -75,6 +77,29 @@ sla_status sla_auto_create(sla_solver *s);
  * bicgstab) and say so in s->description. Returns 1 if the solver switched (solve again), 0 if
  * not (the result stands), or a negative status if the new method could not be created. */
 int sla_auto_fallback(sla_solver *s, const sla_solve_info *info);
+
+/* Helpers of solver.c shared with lstsq.c (the least-squares VJP). */
+/* rows of B (rhs = 1) or of X (rhs = 0) for op: op(A)'s row or column count */
+int64_t sla_solver_block_rows(const sla_solver *s, sla_op op, int rhs);
+/* entries of the block `name` [batch][rows][nrhs] into *total (SLA_EINVAL naming it if NULL
+ * while not empty, or on overflow) */
+sla_status sla_solver_block_size(const char *func, const sla_solver *s, const char *name,
+                                 const void *ptr, int64_t rows, int64_t nrhs, int64_t *total);
+/* SLA_ENONFINITE naming name[b][i][j] unless every entry is finite */
+sla_status sla_solver_block_finite(const char *func, const sla_solver *s, const char *name,
+                                   const void *x, int64_t rows, int64_t nrhs, int64_t total);
+/* the solve proper (arguments checked; total = entries of B > 0): backend, auto fallback,
+ * true residual when the backend did not measure it and want_residual */
+sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                          int64_t total, sla_solve_info *info, int want_residual);
+/* max |x_i| over n entries; y = x·2^e entrywise (y may be x) */
+double sla_max_abs(sla_dtype dtype, const void *x, int64_t n);
+void sla_ldexp_into(sla_dtype dtype, const void *x, int e, int64_t n, void *y);
+
+/* sla_solver_lstsq_vjp() after info_enter (lstsq.c): checks, three LSQR solves, gradient. */
+sla_status sla_lstsq_vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                                 const void *X, const void *G, void *dB, void *dvalues,
+                                 sla_solve_info *info, int want_residual);
 
 /* Runs the backend's create for the already-resolved s->opt.method. */
 sla_status sla_solver_create_with(sla_solver *s, sla_method method);

@@ -34,21 +34,27 @@ static sla_status check_options(const char *func, const sla_solver_options *o)
     ARG_CHECK(o->rtol >= 0 && o->atol >= 0 && isfinite(o->rtol) && isfinite(o->atol),
                   "options.rtol = %g and options.atol = %g must be finite and ≥ 0", o->rtol, o->atol);
     ARG_CHECK(o->restart >= 1, "options.restart = %lld < 1", (long long)o->restart);
+    ARG_CHECK(o->damp >= 0 && isfinite(o->damp), "options.damp = %g must be finite and ≥ 0",
+              o->damp);
+    ARG_CHECK(o->damp == 0 || o->method == SLA_METHOD_LSQR || o->method == SLA_METHOD_AUTO,
+              "options.damp = %g is for method lsqr only (method %s)", o->damp,
+              sla_method_name(o->method));
     ARG_CHECK(o->precond != SLA_PRECOND_USER || o->user_precond,
                   "options.precond = user but options.user_precond is NULL");
     return SLA_OK;
 }
 
-static sla_status solver_alloc(const char *func, int64_t n, sla_dtype dtype, int64_t batch,
-                               const sla_solver_options *opt, sla_solver **out)
+static sla_status solver_alloc(const char *func, int64_t m, int64_t n, sla_dtype dtype,
+                               int64_t batch, const sla_solver_options *opt, sla_solver **out)
 {
     sla_solver *s = sla_calloc(1, sizeof *s, "solver");
     if (!s) return sla_error_attribute(SLA_ENOMEM, func);
     if (opt) s->opt = *opt; else sla_solver_options_init(&s->opt);
     sla_status st = check_options(func, &s->opt);
     if (st != SLA_OK) { sla_free(s); return st; }
-    if (s->opt.maxiter < 0) s->opt.maxiter = 10 * n + 100;
+    if (s->opt.maxiter < 0) s->opt.maxiter = 10 * (m > n ? m : n) + 100;
     if (s->opt.monitor_every < 1) s->opt.monitor_every = 1;
+    s->m = m;
     s->n = n;
     s->dtype = dtype;
     s->batch = batch;
@@ -79,11 +85,13 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
     *out = NULL;
     SLA_TRY(sla_matrix_check_for(__func__, "A", A, 1));
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
-    if (m != n)
-        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; solvers need a square matrix "
-                        "(least squares is not available yet)", (long long)m, (long long)n);
+    sla_method method = opt ? opt->method : SLA_METHOD_AUTO;
+    if (m != n && method != SLA_METHOD_AUTO && method != SLA_METHOD_LSQR)
+        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; method %s needs a square matrix (least "
+                        "squares: method lsqr or auto)", (long long)m, (long long)n,
+                        sla_method_name(method));
     sla_solver *s = NULL;
-    SLA_TRY(solver_alloc(__func__, n, A->dtype, A->batch, opt, &s));
+    SLA_TRY(solver_alloc(__func__, m, n, A->dtype, A->batch, opt, &s));
     s->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
     s->A = *A;
     sla_status st = s->opt.method == SLA_METHOD_AUTO ? sla_auto_create(s)
@@ -107,16 +115,16 @@ sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_t batch,
     sla_method m = opt ? opt->method : SLA_METHOD_AUTO;
     if (m == SLA_METHOD_AUTO)
         return SLA_FAIL(SLA_EINVAL, "a matrix-free operator needs an explicit iterative method "
-                        "(cg, bicgstab, gmres, minres)");
+                        "(cg, bicgstab, gmres, minres, lsqr)");
     if (!sla_method_is_iterative(m))
         return SLA_FAIL(SLA_EINVAL, "method %s needs the matrix; a matrix-free operator supports "
-                        "cg, bicgstab, gmres, minres", sla_method_name(m));
+                        "cg, bicgstab, gmres, minres, lsqr", sla_method_name(m));
     sla_precond pc = opt->precond;
     if (pc != SLA_PRECOND_AUTO && pc != SLA_PRECOND_NONE && pc != SLA_PRECOND_USER)
         return SLA_FAIL(SLA_EINVAL, "preconditioner %s needs the matrix; a matrix-free operator "
                         "supports none and user", sla_precond_name(pc));
     sla_solver *s = NULL;
-    SLA_TRY(solver_alloc(__func__, n, dtype, batch, opt, &s));
+    SLA_TRY(solver_alloc(__func__, n, n, dtype, batch, opt, &s));
     if (s->opt.precond == SLA_PRECOND_AUTO) s->opt.precond = SLA_PRECOND_NONE;
     s->apply = apply;
     s->apply_ctx = apply_ctx;
@@ -171,6 +179,7 @@ static void info_init(const sla_solver *s, sla_solve_info *info)
     info->residual_norm = -1;
     info->relative_residual = -1;
     info->rcond = s->rcond;
+    info->normal_residual = s->opt.method == SLA_METHOD_LSQR ? 0 : NAN;
     snprintf(info->description, sizeof info->description, "%s", s->description);
 }
 
@@ -184,18 +193,25 @@ static void info_enter(const sla_solver *s, sla_solve_info *info)
     info->residual_norm = NAN;
     info->relative_residual = NAN;
     info->rcond = NAN;
+    info->normal_residual = NAN;
     info_failed(info);
 }
 
-/* Elements of the dense block `name` [batch][n][nrhs] in *total; SLA_EINVAL naming it when NULL
- * while not empty, or when its elements or bytes overflow int64. */
-static sla_status block_size(const char *func, const sla_solver *s, const char *name,
-                             const void *ptr, int64_t nrhs, int64_t *total)
+/* Rows of B (rhs = 1) or of X (rhs = 0) for op: op(A)'s row or column count */
+int64_t sla_solver_block_rows(const sla_solver *s, sla_op op, int rhs)
 {
-    SLA_TRY(sla_check_block(func, name, ptr, s->batch, s->n, nrhs, total));
+    return (op == SLA_OP_N) == (rhs != 0) ? s->m : s->n;
+}
+
+/* Elements of the dense block `name` [batch][rows][nrhs] in *total; SLA_EINVAL naming it when
+ * NULL while not empty, or when its elements or bytes overflow int64. */
+sla_status sla_solver_block_size(const char *func, const sla_solver *s, const char *name,
+                             const void *ptr, int64_t rows, int64_t nrhs, int64_t *total)
+{
+    SLA_TRY(sla_check_block(func, name, ptr, s->batch, rows, nrhs, total));
     if (*total > INT64_MAX / (int64_t)sla_dtype_size(s->dtype))
         return sla_error_set(SLA_EINVAL, func, "%s: [%lld][%lld][%lld] elements overflow int64 "
-                             "bytes", name, (long long)s->batch, (long long)s->n, (long long)nrhs);
+                             "bytes", name, (long long)s->batch, (long long)rows, (long long)nrhs);
     return SLA_OK;
 }
 
@@ -206,14 +222,15 @@ static size_t values_bytes(const sla_solver *s)
     return (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * sla_dtype_size(s->dtype);
 }
 
-/* SLA_ENONFINITE naming name[b][i][j] of a [batch][n][nrhs] block, unless all entries are finite */
-static sla_status check_finite_block(const char *func, const sla_solver *s, const char *name,
-                                     const void *x, int64_t nrhs, int64_t total)
+/* SLA_ENONFINITE naming name[b][i][j] of a [batch][rows][nrhs] block, unless all entries are
+ * finite */
+sla_status sla_solver_block_finite(const char *func, const sla_solver *s, const char *name,
+                                     const void *x, int64_t rows, int64_t nrhs, int64_t total)
 {
     int64_t bad;
     if (sla_all_finite(s->dtype, x, total, &bad)) return SLA_OK;
     return sla_error_set(SLA_ENONFINITE, func, "%s[%lld][%lld][%lld] is not finite", name,
-                         (long long)(bad / (s->n * nrhs)), (long long)(bad / nrhs % s->n),
+                         (long long)(bad / (rows * nrhs)), (long long)(bad / nrhs % rows),
                          (long long)(bad % nrhs));
 }
 
@@ -258,6 +275,7 @@ static void column_norms(sla_dtype dtype, const void *x, int64_t n, int64_t k, i
 static void true_residual(sla_solver *s, sla_op op, int64_t nrhs, const void *B, const void *X,
                           int64_t total, sla_solve_info *info)
 {
+    int64_t rows = sla_solver_block_rows(s, op, 1);        /* B is [batch][rows][nrhs], total entries */
     info->residual_norm = info->relative_residual = NAN;
     if (!s->pattern) return;
     size_t es = sla_dtype_size(s->dtype);
@@ -270,8 +288,8 @@ static void true_residual(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     if (work && sla_spmv(op, -1.0, &A, X, 1, nrhs, 1.0, R) == SLA_OK) {
         double rmax = 0, relmax = 0, *rn = work, *bn = work + nrhs, *m = work + 2 * nrhs;
         for (int64_t b = 0; b < s->batch; b++) {
-            column_norms(s->dtype, R, s->n, nrhs, b, rn, m);
-            column_norms(s->dtype, B, s->n, nrhs, b, bn, m);
+            column_norms(s->dtype, R, rows, nrhs, b, rn, m);
+            column_norms(s->dtype, B, rows, nrhs, b, bn, m);
             for (int64_t j = 0; j < nrhs; j++) {
                 rmax = isnan(rn[j]) || rn[j] > rmax ? rn[j] : rmax;
                 double rel = bn[j] > 0 ? rn[j] / bn[j] : (rn[j] > 0 ? INFINITY : 0);
@@ -285,11 +303,12 @@ static void true_residual(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     sla_free(R);
 }
 
-/* The solve proper, arguments already checked (B finite, X and B not overlapping, total > 0):
+/* The solve proper, arguments already checked (B finite, X and B not overlapping, total > 0
+ * entries of B):
  * the backend's solve, the fallback of method auto, and the true residual when the backend did
  * not measure it and the caller asked for an info (internal callers such as eigsh's
  * shift-invert pass NULL and do not pay for it). */
-static sla_status solve_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                             int64_t total, sla_solve_info *info, int want_residual)
 {
     info_init(s, info);
@@ -299,7 +318,8 @@ static sla_status solve_run(sla_solver *s, sla_op op, int64_t nrhs, const void *
     if (fb < 0) return fb;
     if (fb > 0) {
         /* auto switched method: solve again from the caller's guess (or zero) */
-        if (!s->opt.initial_guess_nonzero) memset(X, 0, (size_t)total * sla_dtype_size(s->dtype));
+        if (!s->opt.initial_guess_nonzero)      /* auto never falls back from lsqr: X is B's size */
+            memset(X, 0, (size_t)total * sla_dtype_size(s->dtype));
         info_init(s, info);
         st = s->backend->solve(s, op, nrhs, B, X, info);
         if (st < 0) return st;
@@ -318,20 +338,22 @@ static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const vo
     ARG_CHECK(s && s->backend, "solver is NULL");
     ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
     ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
-    int64_t total;
-    SLA_TRY(block_size(func, s, "B", B, nrhs, &total));
-    SLA_TRY(block_size(func, s, "X", X, nrhs, &total));
+    int64_t total, xtotal, brows = sla_solver_block_rows(s, op, 1);
+    SLA_TRY(sla_solver_block_size(func, s, "B", B, brows, nrhs, &total));
+    SLA_TRY(sla_solver_block_size(func, s, "X", X, sla_solver_block_rows(s, op, 0), nrhs, &xtotal));
     size_t bytes = (size_t)total * sla_dtype_size(s->dtype);
-    SLA_TRY(sla_check_overlap(func, "X", X, bytes, "B", B, bytes));
-    SLA_TRY(sla_check_overlap(func, "X", X, bytes, "the matrix values", s->A.values,
+    size_t xbytes = (size_t)xtotal * sla_dtype_size(s->dtype);
+    SLA_TRY(sla_check_overlap(func, "X", X, xbytes, "B", B, bytes));
+    SLA_TRY(sla_check_overlap(func, "X", X, xbytes, "the matrix values", s->A.values,
                               values_bytes(s)));
-    SLA_TRY(check_finite_block(func, s, "B", B, nrhs, total));
+    SLA_TRY(sla_solver_block_finite(func, s, "B", B, brows, nrhs, total));
     if (total == 0) {
+        if (xtotal > 0) memset(X, 0, xbytes);   /* op(A) without rows: x = 0 */
         info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
         return SLA_OK;
     }
-    return sla_error_attribute(solve_run(s, op, nrhs, B, X, total, info, want_residual), func);
+    return sla_error_attribute(sla_solver_run(s, op, nrhs, B, X, total, info, want_residual), func);
 }
 
 sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
@@ -347,7 +369,7 @@ sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *
 }
 
 /* max |x| over n entries, as double */
-static double max_abs(sla_dtype dtype, const void *x, int64_t n)
+double sla_max_abs(sla_dtype dtype, const void *x, int64_t n)
 {
     double m = 0;
     for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(get(dtype, x, i)));
@@ -355,7 +377,7 @@ static double max_abs(sla_dtype dtype, const void *x, int64_t n)
 }
 
 /* y = x · 2^e entrywise (exact unless the result leaves the dtype's range); y may be x */
-static void ldexp_into(sla_dtype dtype, const void *x, int e, int64_t n, void *y)
+void sla_ldexp_into(sla_dtype dtype, const void *x, int e, int64_t n, void *y)
 {
     if (dtype == SLA_FLOAT64)
         for (int64_t i = 0; i < n; i++) ((double *)y)[i] = ldexp(((const double *)x)[i], e);
@@ -373,8 +395,15 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
     ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
     ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
     ARG_CHECK(!dvalues || s->pattern, "dvalues requested from a matrix-free solver");
-    SLA_TRY(block_size(func, s, "G", G, nrhs, total));
-    if (dvalues) SLA_TRY(block_size(func, s, "X (needed for dvalues)", X, nrhs, total));
+    if (s->m != s->n)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "A is %lld × %lld: the backward of a "
+                             "least-squares solve needs B (the residual); use "
+                             "sla_solver_lstsq_vjp", (long long)s->m, (long long)s->n);
+    if (s->opt.damp != 0)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "options.damp = %g: x is not A⁻¹b; use "
+                             "sla_solver_lstsq_vjp (damp = 0)", s->opt.damp);
+    SLA_TRY(sla_solver_block_size(func, s, "G", G, s->n, nrhs, total));
+    if (dvalues) SLA_TRY(sla_solver_block_size(func, s, "X (needed for dvalues)", X, s->n, nrhs, total));
     size_t es = sla_dtype_size(s->dtype), bytes = (size_t)*total * es;
     size_t vbytes = s->pattern ? (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es : 0;
     size_t xbytes = X ? bytes : 0, dbbytes = dB ? bytes : 0, dvbytes = dvalues ? vbytes : 0;
@@ -387,8 +416,8 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
     SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "X", X, xbytes));
     SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "G", G, bytes));
     SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "the matrix values", A, abytes));
-    SLA_TRY(check_finite_block(func, s, "G", G, nrhs, *total));
-    if (dvalues) SLA_TRY(check_finite_block(func, s, "X", X, nrhs, *total));
+    SLA_TRY(sla_solver_block_finite(func, s, "G", G, s->n, nrhs, *total));
+    if (dvalues) SLA_TRY(sla_solver_block_finite(func, s, "X", X, s->n, nrhs, *total));
     return SLA_OK;
 }
 
@@ -399,7 +428,7 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
 static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *G,
                                 int64_t total, void *lam, sla_solve_info *info, int want_residual)
 {
-    double gmax = max_abs(s->dtype, G, total);
+    double gmax = sla_max_abs(s->dtype, G, total);
     if (gmax == 0) {
         info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
@@ -410,18 +439,18 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     frexp(gmax, &e);
     void *rhs = sla_malloc((size_t)total, sla_dtype_size(s->dtype), "scaled cotangent");
     if (!rhs) return SLA_ENOMEM;
-    ldexp_into(s->dtype, G, -e, total, rhs);
+    sla_ldexp_into(s->dtype, G, -e, total, rhs);
     double atol = s->opt.atol;
     int guess = s->opt.initial_guess_nonzero;
     s->opt.atol = ldexp(atol, -e);
     s->opt.initial_guess_nonzero = 0;
-    sla_status st = solve_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, info,
+    sla_status st = sla_solver_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, info,
                               want_residual);
     s->opt.atol = atol;
     s->opt.initial_guess_nonzero = guess;
     sla_free(rhs);
     if (st >= 0) {
-        ldexp_into(s->dtype, lam, e, total, lam);
+        sla_ldexp_into(s->dtype, lam, e, total, lam);
         info->residual_norm = ldexp(info->residual_norm, e);
     }
     return st;
@@ -462,6 +491,19 @@ sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, const vo
     if (!info) info = &local;
     info_enter(s, info);
     sla_status st = vjp_checked(s, op, nrhs, X, G, dB, dvalues, info, want_residual);
+    if (st < 0) info_failed(info);
+    return st;
+}
+
+sla_status sla_solver_lstsq_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                                const void *X, const void *G, void *dB, void *dvalues,
+                                sla_solve_info *info)
+{
+    sla_solve_info local;
+    int want_residual = info != NULL;
+    if (!info) info = &local;
+    info_enter(s, info);
+    sla_status st = sla_lstsq_vjp_checked(s, op, nrhs, B, X, G, dB, dvalues, info, want_residual);
     if (st < 0) info_failed(info);
     return st;
 }

@@ -514,7 +514,8 @@ static void allocation_failures(void **state)
     }
 }
 
-static void rectangular_is_refused(void **state)
+/* rectangular: auto chooses LSQR (rule 0) and says why; a direct method is refused */
+static void rectangular_goes_lsqr(void **state)
 {
     int64_t r[] = {0, 1, 2}, c[] = {0, 1, 0};
     double v[] = {1, 2, 3};
@@ -522,7 +523,19 @@ static void rectangular_is_refused(void **state)
     TU_OK(sla_pattern_from_coo(3, 2, 3, r, c, &p));
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
     sla_solver *s = NULL;
-    assert_int_equal(sla_solver_create(&A, NULL, &s), SLA_ESHAPE);
+    TU_OK(sla_solver_create(&A, NULL, &s));
+    assert_int_equal(sla_solver_method(s), SLA_METHOD_LSQR);
+    assert_non_null(strstr(sla_solver_describe(s), "auto: rectangular 3 × 2"));
+    /* A = [1 0; 0 2; 3 0], b = (1, 2, 3): x = ((1 + 9)/10, 1) = (1, 1), r = 0 */
+    double b[3] = {1, 2, 3}, x[2];
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL));
+    TU_CLOSE(x[0], 1, 1e-12);
+    TU_CLOSE(x[1], 1, 1e-12);
+    sla_solver_free(&s);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_CHOLESKY;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_ESHAPE);
     assert_non_null(strstr(sla_last_error(), "3 × 2"));
     sla_pattern_free(&p);
 }
@@ -579,7 +592,7 @@ int main(void)
         cmocka_unit_test(iterative_fallback_is_reported),
         cmocka_unit_test(unsymmetric_iterative_and_forced_errors),
         cmocka_unit_test(allocation_failures),
-        cmocka_unit_test(rectangular_is_refused),
+        cmocka_unit_test(rectangular_goes_lsqr),
         cmocka_unit_test(registry_lists_every_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,7 +70,7 @@ def test_info_unsymmetric_pattern_and_rectangular():
     assert j["field"] == "pattern" and j["nnz"] == 2 * 13571 - j["diagonal"]["present"]
     j = run_json("info", mat("illc1850.mtx"))
     assert (j["rows"], j["cols"]) == (1850, 712)
-    assert j["auto"].startswith("none")
+    assert j["auto"].startswith("lsqr") and "rectangular 1850 × 712" in j["auto"]
 
 
 @need_matrices
@@ -109,9 +109,20 @@ def test_solve_not_converged_exit_code():
 
 
 @need_matrices
+def test_solve_least_squares():
+    """A rectangular file: auto solves min ||b - A x|| by LSQR and reports ||A^T r||."""
+    j = run_json("solve", mat("illc1850.mtx"), "--rhs", "random", "--rtol", "1e-12")
+    assert j["method"] == "lsqr" and j["converged"] is True and j["iterations"] > 100
+    # an inconsistent system: a residual remains, its normal-equation residual is ~0
+    assert 0.1 < j["residual"] < 1 and j["normal_residual"] < 1e-8
+    p = run("solve", mat("illc1850.mtx"), check_rc=0)
+    assert "normal eq.:" in p.stdout and "lsqr" in p.stdout
+
+
+@need_matrices
 def test_solve_rejects():
-    p = run("solve", mat("illc1850.mtx"), check_rc=2)
-    assert "square" in p.stderr
+    p = run("solve", mat("illc1850.mtx"), "--method", "lu", check_rc=2)
+    assert "square" in p.stderr and "lsqr" in p.stderr
     p = run("solve", mat("west0479.mtx"), "--method", "cholesky", check_rc=2)
     assert "cholesky" in p.stderr.lower() or "not" in p.stderr
     p = run("solve", mat("west0479.mtx"), "--method", "magic", check_rc=2)
@@ -277,7 +288,7 @@ def test_json_common_keys():
     assert COMMON_KEYS <= set(j)
     assert j["method"] == j["auto_method"] == "cg" and "Stieltjes" in j["auto"] and j["converged"] is None
     j = run_json("info", mat("illc1850.mtx"))
-    assert j["method"] is None and j["auto_method"] is None
+    assert j["method"] == j["auto_method"] == "lsqr"
 
 
 @need_matrices
@@ -301,7 +312,7 @@ def test_logdet_singular():
 def test_json_errors_on_stdout(tmp_path):
     """With --json an error is still one JSON object on stdout; the exit code is unchanged."""
     cases = [(["solve", mat("bcspwr10.mtx")], 3, "singular matrix"),
-             (["solve", mat("illc1850.mtx")], 2, "shape mismatch"),
+             (["solve", mat("illc1850.mtx"), "--method", "cg"], 2, "shape mismatch"),
              (["eigsh", mat("west0479.mtx"), "-k", "2"], 2, None),
              (["logdet", mat("headers/c_hermitian.mtx")], 2, None),
              (["info", mat("headers/c_hermitian.mtx")], 2, None),

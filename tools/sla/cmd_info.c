@@ -9,7 +9,7 @@ static const char help[] =
     "\n"
     "Prints shape, nnz, field and symmetry from the header, structural and numerical symmetry,\n"
     "the diagonal (present, signs), norms (1, inf, Frobenius, max), nnz per row, bandwidth, and\n"
-    "for a square real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
+    "for a real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
     "analysis and the factorization or preconditioner set-up).\n"
     "\n"
     "  --json   print one JSON object instead of text. Besides the facts above it has the keys\n"
@@ -40,12 +40,6 @@ static void gather_facts(const cli_matrix *m, info_facts *f)
     sla_matrix_norm(&A, 'I', &f->norminf);
     sla_matrix_norm(&A, 'F', &f->normF);
     sla_matrix_norm(&A, 'M', &f->normmax);
-    if (m->coo->nrows != m->coo->ncols) {
-        snprintf(f->auto_choice, sizeof f->auto_choice,
-                 "none: the matrix is rectangular (%lld × %lld); solvers need a square matrix",
-                 (long long)m->coo->nrows, (long long)m->coo->ncols);
-        return;
-    }
     sla_solver *s = NULL;
     sla_status st = sla_solver_create(&A, NULL, &s);
     if (st == SLA_OK) {

@@ -12,11 +12,14 @@ static const char help[] =
     "usage: sla solve FILE [options]\n"
     "\n"
     "Solves A x = b and reports the method and why it was chosen, iterations, the relative\n"
-    "residual ||b - A x|| / ||b|| recomputed from x, time and peak memory.\n"
+    "residual ||b - A x|| / ||b|| recomputed from x, time and peak memory. A rectangular\n"
+    "m x n A is solved in the least-squares sense, min ||b - A x|| (method auto or lsqr; b has\n"
+    "m entries, x n), and ||A^T r|| (r = b - A x, 0 at the minimum) is reported too.\n"
     "\n"
     "  --rhs ones|random|FILE  right-hand side (default ones; random: uniform in [-1, 1), seed 1;\n"
     "                          FILE: a Matrix Market n x 1 array or coordinate file)\n"
-    "  --method M              auto (default), cholesky, ldlt, lu, klu, cg, bicgstab, gmres, minres\n"
+    "  --method M              auto (default), cholesky, ldlt, lu, klu, cg, bicgstab, gmres, minres,\n"
+    "                          lsqr\n"
     "  --precond P             auto (default), none, jacobi, ic0, ilu0, amg (iterative methods;\n"
     "                          with a direct method it is ignored, with a warning on stderr)\n"
     "  --rtol R                relative tolerance >= 0 (default 1e-10): stop when\n"
@@ -146,6 +149,7 @@ static double norm2(const double *x, int64_t n)
 static void report(const solve_args *a, const sla_solve_info *info, double relres, double setup,
                    double solve)
 {
+    int lsq = isfinite(info->normal_residual);      /* LSQR: ‖Aᵀr‖ */
     if (a->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", a->file);
@@ -156,6 +160,7 @@ static void report(const solve_args *a, const sla_solve_info *info, double relre
         cJSON_AddBoolToObject(o, "converged", info->converged);
         cJSON_AddNumberToObject(o, "iterations", (double)info->iterations);
         cJSON_AddNumberToObject(o, "residual", relres);
+        if (lsq) cJSON_AddNumberToObject(o, "normal_residual", info->normal_residual);
         if (isfinite(info->rcond)) cJSON_AddNumberToObject(o, "rcond", info->rcond);
         cJSON_AddNumberToObject(o, "time_s", setup + solve);
         cJSON_AddNumberToObject(o, "setup_s", setup);
@@ -168,6 +173,7 @@ static void report(const solve_args *a, const sla_solve_info *info, double relre
     printf("result:      %s after %lld iteration%s\n", sla_reason_name(info->reason),
            (long long)info->iterations, info->iterations == 1 ? "" : "s");
     printf("residual:    ||b - A x|| / ||b|| = %.3e\n", relres);
+    if (lsq) printf("normal eq.:  ||A^T (b - A x)|| = %.3e (least squares)\n", info->normal_residual);
     if (isfinite(info->rcond)) printf("rcond:       %.3e\n", info->rcond);
     printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", setup + solve, setup, solve);
     printf("peak memory: %.1f MB\n", cli_peak_rss() / 1e6);
@@ -189,8 +195,8 @@ int cmd_solve(int argc, char **argv)
         return cli_error("solve", EXIT_USAGE, "io", "-o %s: cannot create: %s", a.out, strerror(errno));
     }
     if (probe) fclose(probe);
-    int64_t n = m.coo->nrows;
-    double *b = malloc(sizeof(double) * (size_t)(n ? n : 1)), *x = calloc((size_t)(n ? n : 1), sizeof(double));
+    int64_t n = m.coo->nrows, nx = m.coo->ncols;   /* b and r have n entries, x has nx */
+    double *b = malloc(sizeof(double) * (size_t)(n ? n : 1)), *x = calloc((size_t)(nx ? nx : 1), sizeof(double));
     double *r = malloc(sizeof(double) * (size_t)(n ? n : 1));
     monitor_state mon = {a.monitor, isatty(2), 0};
     a.opt.monitor = monitor_cb;
@@ -219,7 +225,7 @@ int cmd_solve(int argc, char **argv)
         else if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
     if (!rc || rc == EXIT_NOT_CONVERGED) {
-        int w = a.out ? write_vector(a.out, x, n) : EXIT_OK;
+        int w = a.out ? write_vector(a.out, x, nx) : EXIT_OK;
         if (w) rc = w;
         else {
             memcpy(r, b, sizeof(double) * (size_t)n);

@@ -1,0 +1,191 @@
+/* The backward of a least-squares solve x = op(A)⁺ b (method lsqr): sla_solver_lstsq_vjp().
+ *
+ * Derivation (A for op(A), one column; docs/krylov.md gives it in full). The derivative of the
+ * pseudo-inverse (Golub & Pereyra 1973, SIAM J. Numer. Anal. 10(2), eq. 4.12), where the rank
+ * of A is locally constant:
+ *   dA⁺ = −A⁺ dA A⁺ + A⁺A⁺ᵀ dAᵀ (I − AA⁺) + (I − A⁺A) dAᵀ A⁺ᵀA⁺,
+ * so with r = b − Ax, dx = dA⁺ b + A⁺ db and g = ∂L/∂x:
+ *   gᵀdx = −(A⁺ᵀg)ᵀ dA x + (A⁺A⁺ᵀg)ᵀ dAᵀ r + ((I − A⁺A)g)ᵀ dAᵀ (A⁺ᵀx) + (A⁺ᵀg)ᵀ db,
+ * i.e. with c = A⁺ᵀg, λ = A⁺c, w = g − Aᵀc (= (I − A⁺A)g) and z = A⁺ᵀx:
+ *   ∂b = c,  ∂A = r λᵀ − c xᵀ + z wᵀ.
+ * Each pseudo-inverse product is the minimum-norm least-squares solution LSQR returns from
+ * x₀ = 0: c = argmin ‖Aᵀc − g‖, λ = argmin ‖Aλ − c‖, z = argmin ‖Aᵀz − x‖. For full column rank
+ * w = 0 (the z solve is skipped when ‖w‖ ≤ rtol‖g‖: the term is then below the solves'
+ * tolerance), λ = (AᵀA)⁻¹g and Aλ = c: ∂A = r λᵀ − (Aλ) xᵀ. Each solve sees the conditioning
+ * of A, not that of AᵀA (CG on the normal equations would). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/kernels.h"
+#include "solve/backend.h"
+
+#define ARG_CHECK(cond, ...) \
+    do { if (!(cond)) return sla_error_set(SLA_EINVAL, func, __VA_ARGS__); } while (0)
+
+typedef struct {
+    sla_op op;
+    int64_t nrhs, nb, nx;        /* rows of B and of X */
+    int64_t tb, tx;              /* entries of B and of X */
+} lstsq_shape;
+
+static sla_status lstsq_check(const char *func, sla_solver *s, const lstsq_shape *q,
+                              const void *B, const void *X, const void *G, void *dB,
+                              void *dvalues)
+{
+    ARG_CHECK(s && s->backend, "solver is NULL");
+    if (s->opt.method != SLA_METHOD_LSQR)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "method %s: the least-squares VJP needs "
+                             "method lsqr (use sla_solver_solve_vjp)",
+                             sla_method_name(s->opt.method));
+    if (s->opt.damp != 0)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "options.damp = %g: only the undamped "
+                             "least-squares problem has its VJP", s->opt.damp);
+    ARG_CHECK(!dvalues || s->pattern, "dvalues requested from a matrix-free solver");
+    int64_t t;
+    SLA_TRY(sla_solver_block_size(func, s, "G", G, q->nx, q->nrhs, &t));
+    if (dvalues) {
+        SLA_TRY(sla_solver_block_size(func, s, "B (needed for dvalues)", B, q->nb, q->nrhs, &t));
+        SLA_TRY(sla_solver_block_size(func, s, "X (needed for dvalues)", X, q->nx, q->nrhs, &t));
+    }
+    size_t es = sla_dtype_size(s->dtype), bb = (size_t)q->tb * es, xb = (size_t)q->tx * es;
+    size_t vb = s->pattern ? (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es : 0;
+    size_t dbb = dB ? bb : 0, dvb = dvalues ? vb : 0;
+    size_t Bb = B ? bb : 0, Xb = X ? xb : 0, Ab = s->A.values ? vb : 0;
+    const void *A = s->A.values;
+    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "B", B, Bb));
+    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "X", X, Xb));
+    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "G", G, xb));
+    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "the matrix values", A, Ab));
+    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "dvalues", dvalues, dvb));
+    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "B", B, Bb));
+    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "X", X, Xb));
+    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "G", G, xb));
+    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "the matrix values", A, Ab));
+    SLA_TRY(sla_solver_block_finite(func, s, "G", G, q->nx, q->nrhs, q->tx));
+    if (dvalues) {
+        SLA_TRY(sla_solver_block_finite(func, s, "B", B, q->nb, q->nrhs, q->tb));
+        SLA_TRY(sla_solver_block_finite(func, s, "X", X, q->nx, q->nrhs, q->tx));
+    }
+    return SLA_OK;
+}
+
+/* info ← the worst of info and one solve's (residuals scaled by 2^e); iterations add up */
+static void info_merge(sla_solve_info *info, const sla_solve_info *one, int e)
+{
+    info->iterations += one->iterations;
+    if (!one->converged) info->converged = 0;
+    if (info->reason == SLA_REASON_CONVERGED) info->reason = one->reason;
+    double r = ldexp(one->residual_norm, e), nr = ldexp(one->normal_residual, e);
+    if (r > info->residual_norm || isnan(r)) info->residual_norm = r;
+    if (one->relative_residual > info->relative_residual || isnan(one->relative_residual))
+        info->relative_residual = one->relative_residual;
+    if (nr > info->normal_residual || isnan(nr)) info->normal_residual = nr;
+}
+
+/* ‖x‖₂ of n entries (double accumulation; only compared with a tolerance) */
+static double norm2(sla_dtype dtype, const void *x, int64_t n)
+{
+    double ss = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double t = dtype == SLA_FLOAT64 ? ((const double *)x)[i] : ((const float *)x)[i];
+        ss += t * t;
+    }
+    return sqrt(ss);
+}
+
+/* The solves and the gradient, on work arrays: C (B's size) and Lam (X's), and for dvalues
+ * R = B − op(A)X, W = G − op(A)ᵀC and, when W ≠ 0, Z = op(A)⁺ᵀX. Gs = G·2^−e. */
+static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, const void *X,
+                            const void *Gs, int e, void *dB, void *dvalues, void **work,
+                            sla_solve_info *info, int want_residual)
+{
+    sla_op op = q->op, opt = op == SLA_OP_N ? SLA_OP_T : SLA_OP_N;
+    size_t es = sla_dtype_size(s->dtype);
+    void *C = work[0], *Lam = work[1], *R = work[2], *W = work[3], *Z = work[4];
+    sla_solve_info one;
+    sla_status st = sla_solver_run(s, opt, q->nrhs, Gs, C, q->tx, &one, want_residual);
+    if (st < 0) return st;
+    info_merge(info, &one, e);
+    if (dvalues) {
+        st = sla_solver_run(s, op, q->nrhs, C, Lam, q->tb, &one, want_residual);
+        if (st < 0) return st;
+        info_merge(info, &one, e);
+        sla_matrix A = s->A;
+        A.pattern = s->pattern;
+        memcpy(R, B, (size_t)q->tb * es);
+        SLA_TRY(sla_spmv(op, -1.0, &A, X, 1, q->nrhs, 1.0, R));
+        memcpy(W, Gs, (size_t)q->tx * es);
+        SLA_TRY(sla_spmv(opt, -1.0, &A, C, 1, q->nrhs, 1.0, W));
+        int rank_deficient = norm2(s->dtype, W, q->tx) > s->opt.rtol * norm2(s->dtype, Gs, q->tx);
+        double scale = ldexp(1.0, e);
+        /* op = N: ∂a_s = Σ_j r[r_s]λ[c_s] − c[r_s]x[c_s] + z[r_s]w[c_s]; op = T: transposed */
+        int n = op == SLA_OP_N;
+        sla_pattern_outer_run(s->pattern, s->dtype, s->batch, scale, n ? R : Lam, 1,
+                              n ? Lam : R, 1, q->nrhs, 1, dvalues);
+        sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -scale, n ? C : X, 1,
+                              n ? X : C, 1, q->nrhs, 0, dvalues);
+        if (rank_deficient && q->tb > 0) {
+            double atol = s->opt.atol;
+            s->opt.atol = ldexp(atol, e);        /* x is not scaled: the caller's atol */
+            st = sla_solver_run(s, opt, q->nrhs, X, Z, q->tx, &one, want_residual);
+            s->opt.atol = atol;
+            if (st < 0) return st;
+            info_merge(info, &one, 0);
+            sla_pattern_outer_run(s->pattern, s->dtype, s->batch, scale, n ? Z : W, 1,
+                                  n ? W : Z, 1, q->nrhs, 0, dvalues);
+        }
+    }
+    if (dB) sla_ldexp_into(s->dtype, C, e, q->tb, dB);
+    return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
+}
+
+sla_status sla_lstsq_vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                                 const void *X, const void *G, void *dB, void *dvalues,
+                                 sla_solve_info *info, int want_residual)
+{
+    const char *func = "sla_solver_lstsq_vjp";
+    ARG_CHECK(s && s->backend, "solver is NULL");
+    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
+    lstsq_shape q = {.op = op, .nrhs = nrhs, .nb = sla_solver_block_rows(s, op, 1),
+                     .nx = sla_solver_block_rows(s, op, 0)};
+    /* sizes only (B and X may be NULL when dvalues is not wanted): a non-NULL stand-in */
+    SLA_TRY(sla_solver_block_size(func, s, "B", &q, q.nb, nrhs, &q.tb));
+    SLA_TRY(sla_solver_block_size(func, s, "X", &q, q.nx, nrhs, &q.tx));
+    SLA_TRY(lstsq_check(func, s, &q, B, X, G, dB, dvalues));
+    size_t es = sla_dtype_size(s->dtype);
+    memset(info, 0, sizeof *info);
+    info->method = s->opt.method;
+    info->precond = SLA_PRECOND_NONE;
+    info->converged = 1;
+    info->reason = SLA_REASON_CONVERGED;
+    info->rcond = NAN;
+    snprintf(info->description, sizeof info->description, "%s", s->description);
+    double gmax = sla_max_abs(s->dtype, G, q.tx);
+    if (gmax == 0 || q.tb == 0) {                /* g = 0 (or no rows): every term vanishes */
+        if (dB) memset(dB, 0, (size_t)q.tb * es);
+        if (dvalues) memset(dvalues, 0, (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es);
+        return SLA_OK;
+    }
+    int e;
+    frexp(gmax, &e);
+    /* work: C, R, Z of B's size; Lam, W, Gs of X's size */
+    void *work[6] = {0};
+    int64_t sizes[6] = {q.tb, q.tx, q.tb, q.tx, q.tb, q.tx};
+    sla_status st = SLA_OK;
+    for (int i = 0; i < 6 && st == SLA_OK; i++)
+        if (!(work[i] = sla_malloc((size_t)sizes[i], es, "least-squares VJP work"))) st = SLA_ENOMEM;
+    if (st == SLA_OK) {
+        sla_ldexp_into(s->dtype, G, -e, q.tx, work[5]);
+        double atol = s->opt.atol;
+        int guess = s->opt.initial_guess_nonzero;
+        s->opt.atol = ldexp(atol, -e);
+        s->opt.initial_guess_nonzero = 0;       /* minimum-norm solutions need x₀ = 0 */
+        st = lstsq_run(s, &q, B, X, work[5], e, dB, dvalues, work, info, want_residual);
+        s->opt.atol = atol;
+        s->opt.initial_guess_nonzero = guess;
+    }
+    for (int i = 0; i < 6; i++) sla_free(work[i]);
+    return sla_error_attribute(st, func);
+}
