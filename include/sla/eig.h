@@ -3,7 +3,8 @@
  *   sla_eigsh(A, k, options, eigenvalues, eigenvectors, info)     the forward
  *   sla_eigsh_vjp(A, k, eigenvalues, eigenvectors, gλ, gV, ...)    the backward
  *   options.M = &M: the generalized problem A v = λ M v with M SPD (finite-element mass
- *   matrices); sla_eigsh_generalized_vjp(A, M, ...) is its backward. See "Generalized" below.
+ *   matrices); sla_eigsh_generalized_vjp(A, M, ...) is its backward (eigenvalues and
+ *   eigenvectors). See "Generalized problem" below.
  *
  * Methods (docs/eigsh.md has the measurements behind the defaults):
  *   LOBPCG      the extreme eigenvalues (which = SA, LA; LM from both ends), block size > k,
@@ -212,23 +213,26 @@ SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eig
                                  const void *g_eigenvectors, void *dvalues);
 
 /** Vector–Jacobian product of (Λ, V) = eigsh(A, M) for the generalized problem A v = λ M v
- *  (options.M of sla_eigsh), eigenvalue cotangents only. With M-normalized eigenvectors
- *  (v_iᵀ M v_i = 1, as sla_eigsh returns them), ∂λ_i/∂A = v_i v_iᵀ and ∂λ_i/∂M = −λ_i v_i v_iᵀ
- *  (Hellmann–Feynman for the pencil), so
- *    dA[b][s] = Σ_i gλ[b][i]·v_i[r_s]·v_i[c_s]            on A's pattern (slot s = (r_s, c_s)),
- *    dM[b][t] = −Σ_i gλ[b][i]·λ_i·v_i[r_t]·v_i[c_t]       on M's own pattern,
- *  each computed with sla_pattern_outer_add. Each stored entry is an independent variable, as in
- *  sla_eigsh_vjp. A batch-1 M shared by A's batch gets the sum over the batch in dM[0].
- *  Eigenvalue cotangents are exact for repeated eigenvalues too (the sum over an eigenspace).
+ *  (options.M of sla_eigsh). With M-normalized eigenvectors (v_iᵀ M v_i = 1, as sla_eigsh
+ *  returns them), ∂λ_i/∂A = v_i v_iᵀ and ∂λ_i/∂M = −λ_i v_i v_iᵀ (Hellmann–Feynman for the
+ *  pencil); an eigenvector cotangent g_i enters through w_i = V(Λ − λ_i)⁺Vᵀ g_i (the in-block
+ *  part explicit, the rest Q (A − λ_i M)⁻¹ Qᵀ g_i with Q = I − V VᵀM, one direct factorization
+ *  of A − λ_i M per eigenvalue with a nonzero cotangent, as in sla_eigsh_vjp). Writes
+ *    dA[b][s] = Σ_i gλ_i·v_i[r_s]·v_i[c_s] − Σ_i w_i[r_s]·v_i[c_s]          on A's pattern,
+ *    dM[b][t] = −Σ_i (gλ_i·λ_i + ½ g_iᵀv_i)·v_i[r_t]·v_i[c_t] + Σ_i λ_i·w_i[r_t]·v_i[c_t]
+ *                                                                          on M's own pattern,
+ *  each with sla_pattern_outer_add (slot s = (r_s, c_s)). Each stored entry is an independent
+ *  variable, as in sla_eigsh_vjp. A batch-1 M shared by A's batch gets the sum over the batch
+ *  in dM[0]. Repeated eigenvalues: as sla_eigsh_vjp, with |λ_i − λ_j| ≤ 1e-8·max|λ| of the
+ *  block (eigenvalue cotangents alone are always fine).
  *  @param[in]  A, M           as given to sla_eigsh (M batch 1 or A's batch; same dtype).
  *  @param[in]  eigenvalues    [batch][k]; eigenvectors [batch][n][k] row-major (dtype of A).
- *  @param[in]  g_eigenvalues  [batch][k] or NULL (zero).
- *  @param[in]  g_eigenvectors must be NULL or all zero: eigenvector gradients of the generalized
- *                             problem are not implemented (SLA_EUNSUPPORTED otherwise).
+ *  @param[in]  g_eigenvalues  [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
  *  @param[out] dA             [batch][nnz(A)], dM [batch of M][nnz(M)], dtype of A, overwritten;
  *                             either may be NULL to skip.
- *  @return SLA_OK; SLA_EINVAL (NULL, k, M's batch, outputs overlapping inputs or each other);
- *          SLA_EDTYPE; SLA_ESHAPE; SLA_EUNSUPPORTED (nonzero g_eigenvectors); SLA_ENOMEM. */
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, M's batch, degenerate pair, outputs overlapping inputs
+ *          or each other); SLA_EDTYPE; SLA_ESHAPE; SLA_ENONFINITE; errors of the factorization
+ *          of A − λ_i M; SLA_ENOMEM. */
 SLA_API sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, int64_t k,
                                              const void *eigenvalues, const void *eigenvectors,
                                              const void *g_eigenvalues, const void *g_eigenvectors,

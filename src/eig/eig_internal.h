@@ -188,6 +188,12 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
 sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
                       eig_result *R);
 
+/* The VJP of (Λ, V) (float64 accumulators dval [batch][nnz] and, with M, dmval [batch][nnz(M)],
+ * added to): eigenvalue and eigenvector terms, standard or generalized (P->has_M). */
+sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
+                   const void *eigenvectors, const void *gl, const void *gv, double *dval,
+                   double *dmval);
+
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);
 

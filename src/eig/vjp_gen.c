@@ -1,19 +1,11 @@
-/* sla_eigsh_generalized_vjp: the adjoint of the eigenvalues of A v = λ M v.
- *
- * With M-normalized eigenvectors (v_iᵀ M v_i = 1), differentiating A v_i = λ_i M v_i and
- * multiplying by v_iᵀ gives dλ_i = v_iᵀ (dA − λ_i dM) v_i (Hellmann–Feynman for the pencil), so
- * ∂λ_i/∂a_s = v_i[r_s]·v_i[c_s] on A's pattern and ∂λ_i/∂m_t = −λ_i·v_i[r_t]·v_i[c_t] on M's own
- * pattern: two sla_pattern_outer_add calls with the columns of V scaled by gλ_i and −λ_i·gλ_i.
- * Everything runs in float64. */
+/* sla_eigsh_generalized_vjp: the adjoint of (Λ, V) of A v = λ M v: argument checks, M's batch
+ * (a shared M sums over A's batch), the dtype of the outputs. The terms are in vjp.c (eig_vjp):
+ * with M-normalized eigenvectors (v_iᵀ M v_i = 1), dλ_i = v_iᵀ (dA − λ_i dM) v_i (Hellmann–Feynman
+ * for the pencil), and the eigenvector terms through (A − λ_i M)⁺. Everything runs in float64. */
 #include <math.h>
 #include <string.h>
 
 #include "eig/eig_internal.h"
-
-static double ld(sla_dtype t, const void *p, int64_t i)
-{
-    return t == SLA_FLOAT64 ? ((const double *)p)[i] : ((const float *)p)[i];
-}
 
 static void store(sla_dtype t, void *out, const double *x, int64_t cnt)
 {
@@ -74,39 +66,23 @@ sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, i
         return SLA_FAIL(SLA_ENONFINITE, "eigenvectors entry %lld is not finite", (long long)bad);
     if (g_eigenvalues && !sla_all_finite(dt, g_eigenvalues, batch * k, &bad))
         return SLA_FAIL(SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite", (long long)bad);
-    for (int64_t q = 0; g_eigenvectors && q < nk; q++)
-        if (ld(dt, g_eigenvectors, q) != 0)
-            return SLA_FAIL(SLA_EUNSUPPORTED, "g_eigenvectors entry %lld is %g: eigenvector "
-                            "gradients of the generalized problem A v = λ M v are not implemented "
-                            "(eigenvalue cotangents only)", (long long)q, ld(dt, g_eigenvectors, q));
-    double *V = sla_malloc((size_t)(nk ? nk : 1), sizeof(double), "eigenvectors");
-    double *U = sla_malloc((size_t)(nk ? nk : 1), sizeof(double), "scaled eigenvectors");
+    if (g_eigenvectors && !sla_all_finite(dt, g_eigenvectors, nk, &bad))
+        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite", (long long)bad);
+    eig_problem P;
+    SLA_TRY(eig_problem_init(A, &P));
     double *da = sla_calloc((size_t)(batch * nnz + 1), sizeof(double), "gradient of A");
-    double *dm = sla_calloc((size_t)(M->batch * nnzm + 1), sizeof(double), "gradient of M");
-    sla_status st = (V && U && da && dm) ? SLA_OK : SLA_ENOMEM;
-    for (int64_t q = 0; q < nk && st == SLA_OK; q++) V[q] = ld(dt, eigenvectors, q);
-    if (st == SLA_OK && g_eigenvalues) {
-        /* U = V·diag(gλ): dA += U ∘ V on A's pattern */
-        for (int64_t b = 0; b < batch; b++)
-            for (int64_t r = 0; r < n; r++)
-                for (int64_t i = 0; i < k; i++)
-                    U[(b * n + r) * k + i] = V[(b * n + r) * k + i] * ld(dt, g_eigenvalues, b * k + i);
-        if (dA && nnz) st = sla_pattern_outer_add(A->pattern, SLA_FLOAT64, batch, 1.0, U, 1, V, 1, k, da);
-        /* U = V·diag(−λ·gλ): dM += U ∘ V on M's pattern (a shared M sums over the batch) */
-        for (int64_t b = 0; b < batch; b++)
-            for (int64_t r = 0; r < n; r++)
-                for (int64_t i = 0; i < k; i++) U[(b * n + r) * k + i] *= -ld(dt, eigenvalues, b * k + i);
-        for (int64_t b = 0; b < batch && st == SLA_OK && dM && nnzm; b++) {
-            int64_t bm = M->batch == 1 ? 0 : b;
-            st = sla_pattern_outer_add(M->pattern, SLA_FLOAT64, 1, 1.0, U + b * n * k, 0,
-                                       V + b * n * k, 0, k, dm + bm * nnzm);
-        }
-    }
+    double *dm = sla_calloc((size_t)(batch * nnzm + 1), sizeof(double), "gradient of M");
+    sla_status st = (da && dm) ? SLA_OK : SLA_ENOMEM;
+    if (st == SLA_OK) st = eig_problem_set_mass(&P, M);
+    if (st == SLA_OK && (g_eigenvalues || g_eigenvectors))
+        st = eig_vjp(&P, dt, k, eigenvalues, eigenvectors, g_eigenvalues, g_eigenvectors, da, dm);
+    /* a shared M (batch 1) receives the sum over A's batch, in batch order */
+    for (int64_t b = 1; st == SLA_OK && M->batch == 1 && b < batch; b++)
+        for (int64_t t = 0; t < nnzm; t++) dm[t] += dm[b * nnzm + t];
     if (st == SLA_OK && dA) store(dt, dA, da, batch * nnz);
     if (st == SLA_OK && dM) store(dt, dM, dm, M->batch * nnzm);
-    sla_free(V);
-    sla_free(U);
     sla_free(da);
     sla_free(dm);
+    eig_problem_free(&P);
     return st;
 }

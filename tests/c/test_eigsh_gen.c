@@ -455,15 +455,12 @@ static void bad_input(void **state)
     /* an output overlapping M's values */
     o.method = SLA_EIGSH_LANCZOS;
     EXPECT_FAIL(sla_eigsh(&A, 2, &o, m, V, NULL), SLA_EINVAL, "M's values");
-    /* VJP: eigenvector cotangents are not supported with M; M too small */
-    double g[2] = {1, 1}, gv[80] = {0}, dA[200], dM[200];
+    /* VJP: M of the wrong size; dM overlapping M's values */
+    double g[2] = {1, 1}, dA[200];
     o.method = SLA_EIGSH_AUTO;
     TU_OK(sla_eigsh(&A, 2, &o, lam, V, NULL));
-    TU_OK(sla_eigsh_generalized_vjp(&A, &M, 2, lam, V, g, gv, dA, dM));   /* zero gV is fine */
-    gv[5] = 1;
-    EXPECT_FAIL(sla_eigsh_generalized_vjp(&A, &M, 2, lam, V, g, gv, dA, dM), SLA_EUNSUPPORTED,
-                "not implemented");
-    EXPECT_FAIL(sla_eigsh_generalized_vjp(&A, &Mbig, 2, lam, V, g, NULL, dA, dM), SLA_ESHAPE, "41 × 41");
+    EXPECT_FAIL(sla_eigsh_generalized_vjp(&A, &M, 2, lam, V, g, NULL, dA, m), SLA_EINVAL, "M's values");
+    EXPECT_FAIL(sla_eigsh_generalized_vjp(&A, &Mbig, 2, lam, V, g, NULL, dA, NULL), SLA_ESHAPE, "41 × 41");
     free(a); free(m); free(mbad); free(a2); free(m2); free(mm2); free(mns);
     sla_pattern_free(&pa); sla_pattern_free(&pm); sla_pattern_free(&p2); sla_pattern_free(&pm2);
 }
@@ -471,15 +468,22 @@ static void bad_input(void **state)
 /* Loss L = Σ c_i λ_i of the k smallest; central differences on the symmetric pair of slots
  * (eigsh needs symmetric input: a_ij and a_ji move together, whose derivative is the sum of the
  * two slots' gradients). */
+/* L = Σ_i c_i λ_i (+ Σ_i Σ_r u[r][i]·v_i[r] when u is set: the global U of the eigenvector
+ * checks, n × k row-major, or NULL). */
+static const double *U_loss;
+
 static double loss(const sla_matrix *A, const sla_matrix *M, int64_t k, const double *c,
                    sla_eigsh_method method)
 {
     sla_eigsh_options o = sa_options(M, method, 1e-14);
-    double lam[3];
-    sla_status st = sla_eigsh(A, k, &o, lam, NULL, NULL);
+    int64_t n = sla_pattern_nrows(A->pattern);
+    double lam[3], *V = U_loss ? xmalloc(sizeof(double) * n * k) : NULL;
+    sla_status st = sla_eigsh(A, k, &o, lam, V, NULL);
     if (st != SLA_OK && st != SLA_NOT_CONVERGED) fail_msg("%s", sla_last_error());
     double L = 0;
     for (int64_t i = 0; i < k; i++) L += c[i] * lam[i];
+    for (int64_t q = 0; U_loss && q < n * k; q++) L += U_loss[q] * V[q];
+    free(V);
     return L;
 }
 
@@ -573,7 +577,24 @@ static void vjp_finite_differences(void **state)
         for (int64_t s = 0; s < sla_pattern_nnz(pm); s++) hom += m[s] * dM[s];
         for (int64_t i = 0; i < k; i++) Ls += fabs(c[i] * lam[i]);
         assert_true(fabs(hom) <= 1e-9 * Ls);
-        free(V); free(dA); free(dM); free(a); free(m);
+        /* eigenvectors too: L + Σ uᵀv_i with a random u (scaled like v) */
+        double *u = xmalloc(sizeof(double) * n * k), vmax = 0;
+        tu_fill_random(u, n * k, 99);
+        for (int64_t q = 0; q < n * k; q++) vmax = fmax(vmax, fabs(V[q]));
+        for (int64_t q = 0; q < n * k; q++) u[q] *= Ls / (vmax * (double)n);
+        TU_OK(sla_eigsh_generalized_vjp(&A, &M, k, lam, V, c, u, dA, dM));
+        U_loss = u;
+        fd_check(&A, &M, a, pa, dA, k, c, method);
+        fd_check(&A, &M, m, pm, dM, k, c, method);
+        U_loss = NULL;
+        /* v scales as (scale of M)^(−1/2): Σ m ∂L/∂m + Σ a ∂L/∂a = −½ Σ uᵀv */
+        double uv = 0;
+        hom = 0;
+        for (int64_t s = 0; s < sla_pattern_nnz(pa); s++) hom += a[s] * dA[s];
+        for (int64_t s = 0; s < sla_pattern_nnz(pm); s++) hom += m[s] * dM[s];
+        for (int64_t q = 0; q < n * k; q++) uv += u[q] * V[q];
+        TU_CLOSE(hom, -0.5 * uv, 1e-9 * Ls);
+        free(u); free(V); free(dA); free(dM); free(a); free(m);
         sla_pattern_free(&pa); sla_pattern_free(&pm);
     }
 }
