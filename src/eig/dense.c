@@ -1,6 +1,7 @@
-/* The dense path: LAPACK dsyevr (dsygvd for A v = λ M v) on the dense copy of each batch element, for small n or
- * k close to n (n ≤ SLA_EIGSH_DENSE_MAX_N). SA/LA ask dsyevr for an index range only; LM, SM
- * and sigma need the whole spectrum to pick the k nearest. */
+/* The dense path: LAPACK dsyevr (dsygvd for A v = λ M v) on the dense copy of each batch
+ * element, for small n or k close to n (n ≤ SLA_EIGSH_DENSE_MAX_N). SA/LA ask dsyevr for an
+ * index range only; LM, SM, sigma and the generalized problem compute the whole spectrum and
+ * pick the k nearest. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
