@@ -21,5 +21,10 @@ for name, ref in sp["problems"].items():
     ratios[name] = {"scipy_over_sla_time": round(ref["time_s_median"] / mine["time_s_median"], 3),
                     "operator_applications_sla_scipy": [mine["operator_applications"],
                                                         ref["operator_applications"]]}
+ar, la = sla["problems"].get("fem2d_q1_arpack_mode3", {}), sla["problems"]["fem2d_q1"]
+if "time_s_median" in ar:
+    ratios["fem2d_q1"]["arpack_mode3_over_sla_lanczos_time"] = round(
+        ar["time_s_median"] / la["time_s_median"], 3)
+    ratios["fem2d_q1"]["operator_applications_sla_arpack_mode3"] = ar["operator_applications"]
 print(json.dumps({"sla": sla, "scipy": sp, "ratios": ratios}, indent=2))
 PY

@@ -37,10 +37,13 @@
  *               shifts are chosen as for the standard problem (σ = 0 for SPD A; a Cholesky
  *               factorization of sgn·(A − σM) proves the side of the spectrum). LM without
  *               sigma is LA for a Gershgorin-semidefinite A (SA for a negative one).
+ *   ARPACK      mode 3 with bmat = G (OP = (A − σM)⁻¹M, B = M) on the same factorization.
  *   DENSE       LAPACK dsygvd (itype 1) on dense copies of A and M.
- *   LOBPCG and ARPACK with M: SLA_EUNSUPPORTED. Method auto: dense for n ≤ 300, else LANCZOS.
+ *   LOBPCG with M: SLA_EUNSUPPORTED. Method auto: dense for n ≤ 300, else LANCZOS (never
+ *   LOBPCG; a preconditioner in the options is not used). Regular mode (LM without sigma of an
+ *   indefinite A) is SLA_EUNSUPPORTED: give sigma, or which = SA / LA.
  *   Before the iteration M is factored once by Cholesky (CHOLMOD) to prove it SPD; this counts
- *   in info.factorizations. The eigenvectors are M-orthonormal (VᵀMV = I) with the same sign
+ *   in info.factorizations (method dense: dsygvd's own Cholesky factorization of M does). The eigenvectors are M-orthonormal (VᵀMV = I) with the same sign
  *   convention. Convergence: ‖A v − λ M v‖₂ ≤ tol·(‖A‖₁ + |λ|·‖M‖₁)·‖v‖₂, and the reported
  *   residuals are ‖A v − λ M v‖₂ / ((‖A‖₁ + |λ|·‖M‖₁)·‖v‖₂) (invariant under the scaling of v;
  *   with M = I they are the standard residuals relative to ‖A‖₁ + |λ| instead of ‖A‖₁).
@@ -122,7 +125,8 @@ typedef struct sla_eigsh_options {
     double *residuals;
     /** Optional mass matrix of the generalized problem A v = λ M v (NULL, the default: the
      *  standard problem). Symmetric positive definite, n × n, the dtype of A, any pattern,
-     *  batch 1 or the batch of A; borrowed for the call. Methods lanczos, dense and auto. */
+     *  batch 1 or the batch of A; borrowed for the call. Methods lanczos, arpack, dense and
+     *  auto. */
     const sla_matrix *M;
 } sla_eigsh_options;
 
@@ -140,7 +144,8 @@ typedef struct sla_eigsh_info {
     int64_t spmv;                /**< extra A·x products for the true residuals (vectors) */
     int64_t factorizations;      /**< numeric factorizations of A − σI (per batch element) */
     int64_t converged;           /**< converged wanted eigenpairs, min over the batch */
-    double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs */
+    double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs (with M:
+                                  *   ‖A v − λ M v‖₂ / ((‖A‖₁ + |λ|‖M‖₁)‖v‖₂)) */
     double norm_A;               /**< max ‖A_b‖₁ over the batch */
     double norm_M;               /**< max ‖M_b‖₁ over the batch; 0 without M */
     char description[SLA_DESCRIPTION_LEN];       /**< one line: method, operator, factorization and
@@ -177,7 +182,9 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *          options.residuals) overlaps A's values, options.v0 or another output (checked
  *          before anything is written);
  *          SLA_EUNSUPPORTED (ARPACK not in this build; n too large for the dense path when it
- *          is the only way; LOBPCG or ARPACK with options.M);
+ *          is the only way; LOBPCG with options.M; LM without sigma for an indefinite A with
+ *          options.M; SA / LA with options.M for an indefinite A when M's Gershgorin lower
+ *          bound is not positive (no shift outside the spectrum is known: give sigma));
  *          with options.M: SLA_ESHAPE (M not n × n), SLA_EDTYPE (M's dtype ≠ A's), SLA_EINVAL
  *          (M's batch neither 1 nor A's; M not symmetric, naming the entry), SLA_ENOTSPD (M not
  *          positive definite: the message of the Cholesky factorization names the column); errors of the factorization (SLA_ESINGULAR when σ is an eigenvalue

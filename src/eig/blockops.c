@@ -64,9 +64,19 @@ sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const doub
         memcpy(Y, X, sizeof(double) * (size_t)(n * m));
         return SLA_OK;
     }
+    if (m == 1) return sla_spmv(SLA_OP_N, 1.0, Mb, X, 0, 1, 0.0, Y);
+    /* one SpMV with m right-hand sides (one pass over M, one parallel region) on row-major
+     * copies */
+    double *xr = sla_malloc((size_t)(2 * n * m), sizeof(double), "row-major block");
+    if (!xr) return SLA_ENOMEM;
+    double *yr = xr + n * m;
     for (int64_t j = 0; j < m; j++)
-        SLA_TRY(sla_spmv(SLA_OP_N, 1.0, Mb, X + j * n, 0, 1, 0.0, Y + j * n));
-    return SLA_OK;
+        for (int64_t i = 0; i < n; i++) xr[i * m + j] = X[j * n + i];
+    sla_status st = sla_spmv(SLA_OP_N, 1.0, Mb, xr, 0, m, 0.0, yr);
+    for (int64_t j = 0; st == SLA_OK && j < m; j++)
+        for (int64_t i = 0; i < n; i++) Y[j * n + i] = yr[i * m + j];
+    sla_free(xr);
+    return st;
 }
 
 /* The metric of eig_orth_m: Mb (NULL: Euclidean) and a scratch block mw (n × nw) for M·W. */

@@ -285,9 +285,9 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
     sla_eigsh_method m = o->method;
     int has_sigma = !isnan(o->sigma);
     int has_prec = (o->precond_solver || o->precond) && !P->has_M;
-    if (P->has_M && (m == SLA_EIGSH_LOBPCG || m == SLA_EIGSH_ARPACK))
+    if (P->has_M && m == SLA_EIGSH_LOBPCG)
         return SLA_FAIL(SLA_EUNSUPPORTED, "method %s does not support the generalized problem "
-                        "(options.M); use method lanczos, dense or auto", method_names[m]);
+                        "(options.M); use method lanczos, arpack, dense or auto", method_names[m]);
     if (m == SLA_EIGSH_AUTO) {
         int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
         if (n <= AUTO_DENSE_N || !fits) {
