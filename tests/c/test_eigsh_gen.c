@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eig_alloc_fail.h"
 #include "testutil.h"
 
 #define PI 3.14159265358979323846
@@ -641,6 +642,53 @@ static void vjp_shared_mass(void **state)
     sla_pattern_free(&pa); sla_pattern_free(&pm);
 }
 
+typedef struct alloc_case {
+    const sla_matrix *A, *M;
+    const sla_eigsh_options *o;
+    double *lam, *V;
+    const double *gv;
+    double *dA, *dM;
+} alloc_case;
+
+static sla_status forward_and_vjp(void *ctx)
+{
+    alloc_case *c = ctx;
+    sla_status st = sla_eigsh(c->A, 2, c->o, c->lam, c->V, NULL);
+    if (st == SLA_OK)
+        st = sla_eigsh_generalized_vjp(c->A, c->M, 2, c->lam, c->V, c->lam, c->gv, c->dA, c->dM);
+    return st;
+}
+
+/* Every allocation failing in turn (forward with M, then the VJP with eigenvector cotangents):
+ * SLA_ENOMEM, never a silent success or another error. */
+static void allocation_failures(void **state)
+{
+    (void)state;
+    NEED_DIRECT();
+    if (!have_method(SLA_METHOD_LDLT)) skip();
+    int64_t n = 60;
+    sla_pattern *pa, *pm; double *a, *m;
+    fem1d(n, &pa, &a, &pm, &m);
+    sla_matrix A = sla_matrix_view(pa, SLA_FLOAT64, 1, a), M = sla_matrix_view(pm, SLA_FLOAT64, 1, m);
+    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LANCZOS, SLA_EIGSH_ARPACK};
+    double lam[2], V[120], gv[120], dA[200], dM[200];
+    for (int i = 0; i < 120; i++) gv[i] = i % 7 == 0 ? 1.0 : 0.0;
+    for (int q = 0; q < 3; q++) {
+        if (ms[q] == SLA_EIGSH_ARPACK && !have_arpack()) continue;
+        sla_eigsh_options o = sa_options(&M, ms[q], 1e-10);
+        /* LDLᵀ for A − λ_i M in the VJP asked for by the VJP itself; the forward's factor
+         * options pin Cholesky (no auto cost prediction, see test_eigsh.c) */
+        sla_solver_options fo;
+        sla_solver_options_init(&fo);
+        fo.method = SLA_METHOD_CHOLESKY;
+        o.factor_options = &fo;
+        alloc_case c = {&A, &M, &o, lam, V, gv, dA, dM};
+        eig_every_allocation_fails(sla_eigsh_method_name(ms[q]), forward_and_vjp, &c);
+    }
+    free(a); free(m);
+    sla_pattern_free(&pa); sla_pattern_free(&pm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +700,7 @@ int main(void)
         cmocka_unit_test(bad_input),
         cmocka_unit_test(vjp_finite_differences),
         cmocka_unit_test(vjp_shared_mass),
+        cmocka_unit_test(allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
