@@ -79,8 +79,9 @@ sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const doub
     return st;
 }
 
-/* The metric of eig_orth_m: Mb (NULL: Euclidean) and a scratch block mw (n × nw) for M·W. */
-typedef struct metric { const sla_matrix *Mb; double *mw; } metric;
+/* The metric of eig_orth_m: Mb (NULL: Euclidean), a scratch block mw (n × nw) for M·W, and
+ * Z = M·V when the caller keeps it (else NULL). */
+typedef struct metric { const sla_matrix *Mb; double *mw; const double *Z; } metric;
 
 /* The pointer to M·X for the m columns of X (X itself without M). */
 static sla_status mtimes(const metric *g, int64_t n, int64_t m, const double *X, const double **MX)
@@ -103,14 +104,19 @@ static sla_status mnorm(const metric *g, const double *x, int64_t n, double *nrm
     return SLA_OK;
 }
 
-/* W ← W − V (Vᵀ M W) with the projection coefficients in h (nv × nw). */
-static sla_status project(const metric *g, int64_t n, const double *V, int64_t nv, double *W,
-                          int64_t nw, double *h)
+/* W ← W − V (Vᵀ M W) with the projection coefficients in h (nv × nw); Z = M V (n × nv) when
+ * known: then h = Zᵀ W costs no product with M. */
+static sla_status project(const metric *g, int64_t n, const double *V, const double *Z, int64_t nv,
+                          double *W, int64_t nw, double *h)
 {
     if (nv == 0 || nw == 0) return SLA_OK;
-    const double *mw;
-    SLA_TRY(mtimes(g, n, nw, W, &mw));
-    eig_tn(n, nv, nw, V, mw, h);
+    if (Z) {
+        eig_tn(n, nv, nw, Z, W, h);
+    } else {
+        const double *mw;
+        SLA_TRY(mtimes(g, n, nw, W, &mw));
+        eig_tn(n, nv, nw, V, mw, h);
+    }
     eig_nn(n, nv, nw, -1.0, V, h, nv, W);
     return SLA_OK;
 }
@@ -120,12 +126,20 @@ static sla_status project(const metric *g, int64_t n, const double *V, int64_t n
  * W_in = W_out·T (rows of dropped directions zero). Directions with Θ ≤ drop²·max(Θ) are
  * numerical noise. */
 static sla_status svqb(const metric *g, int64_t n, double *W, int64_t nw, double drop, double *T,
-                       int64_t *nkept, double *work /* 2·nw² + 4·nw + n·nw */)
+                       int64_t *nkept, const double *orig, double *work /* 2·nw² + 4·nw + n·nw */)
 {
     double *G = work, *theta = G + nw * nw, *Wt = theta + nw, *Tt = Wt + n * nw;
     const double *mw;
     SLA_TRY(mtimes(g, n, nw, W, &mw));
     eig_tn(n, nw, nw, W, mw, G);
+    /* with M, the test of eig_orth_m for directions inside span(V) reads the M-norms off the
+     * Gram matrix (no extra product with M): such a column and its row and column of G are
+     * zeroed, so that it is dropped */
+    for (int64_t i = 0; orig && i < nw; i++) {
+        if (sqrt(fmax(G[i + i * nw], 0.0)) > drop * orig[i]) continue;
+        memset(W + i * n, 0, sizeof(double) * (size_t)n);
+        for (int64_t j = 0; j < nw; j++) G[i + j * nw] = G[j + i * nw] = 0.0;
+    }
     double *d = Tt + nw * nw;   /* nw */
     for (int64_t i = 0; i < nw; i++) {
         double gi = G[i + i * nw];
@@ -177,8 +191,8 @@ static sla_status fill_random(const metric *g, int64_t n, const double *V, int64
             double before, after;
             SLA_TRY(mnorm(g, W + j * n, n, &before));
             for (int pass = 0; pass < 2; pass++) {
-                SLA_TRY(project(g, n, V, nv, W + j * n, 1, h));
-                SLA_TRY(project(g, n, W, j, W + j * n, 1, h));
+                SLA_TRY(project(g, n, V, g->Z, nv, W + j * n, 1, h));
+                SLA_TRY(project(g, n, W, NULL, j, W + j * n, 1, h));
             }
             SLA_TRY(mnorm(g, W + j * n, n, &after));
             if (after > 1e-3 * before) {
@@ -198,11 +212,24 @@ static sla_status fill_random(const metric *g, int64_t n, const double *V, int64
 sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double drop,
                     int fill, uint64_t *state, double *B, int64_t *nkept)
 {
-    return eig_orth_m(n, NULL, V, nv, W, nw, drop, fill, state, B, nkept);
+    return eig_orth_m(n, NULL, V, NULL, nv, W, nw, drop, fill, state, B, nkept);
 }
 
-sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, int64_t nv, double *W,
-                      int64_t nw, double drop, int fill, uint64_t *state, double *B, int64_t *nkept)
+/* M-norms of the nw columns of W: one product with M for the block. */
+static sla_status mnorms(const metric *g, int64_t n, const double *W, int64_t nw, double *nrm)
+{
+    const double *mw;
+    SLA_TRY(mtimes(g, n, nw, W, &mw));
+    for (int64_t j = 0; j < nw; j++) {
+        double d = n ? cblas_ddot((int)n, W + j * n, 1, mw + j * n, 1) : 0.0;
+        nrm[j] = d > 0 ? sqrt(d) : 0.0;
+    }
+    return SLA_OK;
+}
+
+sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const double *Z, int64_t nv,
+                      double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
+                      int64_t *nkept)
 {
     *nkept = 0;
     if (nw == 0) return SLA_OK;
@@ -212,7 +239,8 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, int64_t 
     double *T = sla_malloc((size_t)(nw * nw), sizeof(double), "SVQB map");
     double *Tx = sla_malloc((size_t)(2 * nw * nw), sizeof(double), "SVQB map");
     double *orig = sla_malloc((size_t)nw, sizeof(double), "column norms");
-    metric g = {Mb, Mb ? sla_malloc((size_t)(n * nw), sizeof(double), "M times block") : NULL};
+    metric g = {Mb, Mb ? sla_malloc((size_t)(n * nw), sizeof(double), "M times block") : NULL,
+                Mb ? Z : NULL};
     sla_status st = (work && h && T && Tx && orig && (!Mb || g.mw)) ? SLA_OK : SLA_ENOMEM;
     if (B && st == SLA_OK) {
         memset(B, 0, sizeof(double) * (size_t)(nw * nw));
@@ -220,18 +248,26 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, int64_t 
     }
     int64_t keep = nw;
     for (int pass = 0; pass < 2 && st == SLA_OK && keep > 0; pass++) {
-        for (int64_t j = 0; j < keep && st == SLA_OK; j++) st = mnorm(&g, W + j * n, n, &orig[j]);
-        if (st == SLA_OK) st = project(&g, n, V, nv, W, keep, h);
-        if (st == SLA_OK) st = project(&g, n, V, nv, W, keep, h);
-        /* directions that were (almost) inside span(V): zero them so SVQB drops them */
-        for (int64_t j = 0; j < keep && st == SLA_OK; j++) {
+        if (!Mb) {
+            for (int64_t j = 0; j < keep; j++) orig[j] = n ? cblas_dnrm2((int)n, W + j * n, 1) : 0.0;
+        } else if (pass == 0) {
+            st = mnorms(&g, n, W, keep, orig);
+        } else {
+            /* the kept columns of the first pass are M-orthonormal */
+            for (int64_t j = 0; j < keep; j++) orig[j] = 1.0;
+        }
+        if (st == SLA_OK) st = project(&g, n, V, g.Z, nv, W, keep, h);
+        if (st == SLA_OK) st = project(&g, n, V, g.Z, nv, W, keep, h);
+        /* directions that were (almost) inside span(V): zero them so SVQB drops them (with M
+         * the test is inside svqb, on its Gram matrix) */
+        for (int64_t j = 0; j < keep && st == SLA_OK && !Mb; j++) {
             double after;
             st = mnorm(&g, W + j * n, n, &after);
             if (st == SLA_OK && after <= drop * orig[j])
                 memset(W + j * n, 0, sizeof(double) * (size_t)n);
         }
         int64_t kept = 0;
-        if (st == SLA_OK) st = svqb(&g, n, W, keep, drop, T, &kept, work);
+        if (st == SLA_OK) st = svqb(&g, n, W, keep, drop, T, &kept, Mb ? orig : NULL, work);
         if (st == SLA_OK && B) {
             /* this pass maps its keep inputs to kept outputs: B ← T·B (T embedded in nw × nw) */
             memset(Tx, 0, sizeof(double) * (size_t)(nw * nw));
@@ -270,5 +306,5 @@ sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const d
     eig_random(X + nv * n, n * (m - nv), state);
     int64_t kept;
     /* dependent columns of v0 are replaced by random ones */
-    return eig_orth_m(n, Mb, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
+    return eig_orth_m(n, Mb, NULL, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
 }

@@ -120,9 +120,11 @@ sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const d
 sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double drop,
                     int fill, uint64_t *state, double *B, int64_t *nkept);
 /* The same in the M-inner product xᵀMy (Mb: a float64 n × n matrix of batch 1; NULL: eig_orth):
- * V and the result are M-orthonormal. */
-sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, int64_t nv, double *W,
-                      int64_t nw, double drop, int fill, uint64_t *state, double *B, int64_t *nkept);
+ * V and the result are M-orthonormal. Z = M·V (n × nv) if the caller keeps it (the projections
+ * then need no product with M), else NULL. */
+sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const double *Z, int64_t nv,
+                      double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
+                      int64_t *nkept);
 /* Y (n × m) = Mb·X (n × m), column-major; Mb NULL: copy. */
 sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y);
 

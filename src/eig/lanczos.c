@@ -30,7 +30,7 @@ typedef struct ks_elem {
     double *h, *Bm;     /* (ncv + p) × p projections, p × p */
     double *tmp;        /* n × ncv restart product */
     int64_t *order;     /* ncv: Ritz indices, best first */
-    double *mw;         /* n × p: M·W (generalized problem), else NULL */
+    double *Z;          /* n × (ncv + p): M·V (generalized problem), else NULL */
     const sla_matrix *Mb; /* float64 view of M_b for the M-inner product, or NULL */
     sla_matrix mview;
     double *est;        /* ncv: residual estimates (relative, ‖A x − λ x‖/‖A‖₁) */
@@ -44,7 +44,7 @@ static void ks_free(ks_elem *e)
 {
     sla_free(e->V); sla_free(e->H); sla_free(e->E); sla_free(e->Y); sla_free(e->theta);
     sla_free(e->h); sla_free(e->Bm); sla_free(e->tmp); sla_free(e->order); sla_free(e->est);
-    sla_free(e->mw);
+    sla_free(e->Z);
     memset(e, 0, sizeof *e);
 }
 
@@ -55,8 +55,8 @@ static sla_status ks_alloc(ks_elem *e, const eig_problem *P, int64_t ncv, int64_
     if (P->has_M) {
         e->mview = eig_mass_view(P, b);
         e->Mb = &e->mview;
-        e->mw = sla_malloc((size_t)(n * p), sizeof(double), "M times block");
-        if (!e->mw) return SLA_ENOMEM;
+        e->Z = sla_malloc((size_t)(n * (ncv + p)), sizeof(double), "M times basis");
+        if (!e->Z) return SLA_ENOMEM;
     }
     e->V = sla_malloc((size_t)(n * (ncv + p)), sizeof(double), "Lanczos basis");
     e->H = sla_calloc((size_t)(ncv * ncv), sizeof(double), "projected matrix");
@@ -179,9 +179,8 @@ static sla_status expand(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
     double *acc = e->tmp;   /* jp × p scratch (tmp is n × ncv ≥ jp × p) */
     memset(acc, 0, sizeof(double) * (size_t)(jp * p));
     for (int pass = 0; pass < 2; pass++) {
-        /* M-inner product with M: h = Vᵀ (M W) */
-        if (e->Mb) SLA_TRY(eig_mass_apply(e->Mb, n, p, W, e->mw));
-        eig_tn(n, jp, p, e->V, e->Mb ? e->mw : W, h);
+        /* M-inner product with M: h = Vᵀ (M W) = (M V)ᵀ W = Zᵀ W */
+        eig_tn(n, jp, p, e->Mb ? e->Z : e->V, W, h);
         eig_nn(n, jp, p, -1.0, e->V, h, jp, W);
         for (int64_t q = 0; q < jp * p; q++) acc[q] += h[q];
     }
@@ -196,7 +195,8 @@ static sla_status expand(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
         }
     }
     int64_t kept;
-    SLA_TRY(eig_orth_m(n, e->Mb, e->V, jp, W, p, DROP, 1, &e->seed, e->Bm, &kept));
+    SLA_TRY(eig_orth_m(n, e->Mb, e->V, e->Z, jp, W, p, DROP, 1, &e->seed, e->Bm, &kept));
+    if (e->Mb) SLA_TRY(eig_mass_apply(e->Mb, n, p, W, e->Z + jp * n));
     memset(e->E, 0, sizeof(double) * (size_t)(p * ncv));
     for (int64_t c = 0; c < p; c++)
         for (int64_t r = 0; r < p; r++) e->E[r + (j + c) * p] = e->Bm[r + c * p];
@@ -217,6 +217,13 @@ static sla_status restart(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t
     eig_nn(n, j, kk, 1.0, e->V, Ysel, j, e->tmp);
     memcpy(e->V, e->tmp, sizeof(double) * (size_t)(n * kk));
     memmove(e->V + kk * n, e->V + j * n, sizeof(double) * (size_t)(n * p));
+    if (e->Z) {
+        /* Z = M V follows V: the same combinations */
+        memset(e->tmp, 0, sizeof(double) * (size_t)(n * kk));
+        eig_nn(n, j, kk, 1.0, e->Z, Ysel, j, e->tmp);
+        memcpy(e->Z, e->tmp, sizeof(double) * (size_t)(n * kk));
+        memmove(e->Z + kk * n, e->Z + j * n, sizeof(double) * (size_t)(n * p));
+    }
     for (int64_t q = 0; q < kk; q++)
         for (int64_t r = 0; r < p; r++) {
             double t = 0;
@@ -238,7 +245,8 @@ static sla_status restart(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t
 static sla_status reset(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
 {
     int64_t kept;
-    SLA_TRY(eig_orth_m(n, e->Mb, NULL, 0, e->V, p, DROP, 1, &e->seed, NULL, &kept));
+    SLA_TRY(eig_orth_m(n, e->Mb, NULL, NULL, 0, e->V, p, DROP, 1, &e->seed, NULL, &kept));
+    if (e->Mb) SLA_TRY(eig_mass_apply(e->Mb, n, p, e->V, e->Z));
     memset(e->H, 0, sizeof(double) * (size_t)(ncv * ncv));
     memset(e->E, 0, sizeof(double) * (size_t)(p * ncv));
     e->j = 0;
@@ -344,6 +352,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
         ks_elem *e = &E[b];
         st = eig_start_block_m(n, e->Mb, p, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->V,
                                &e->seed);
+        if (st == SLA_OK && e->Mb) st = eig_mass_apply(e->Mb, n, p, e->V, e->Z);
         e->j = 0;
     }
     int64_t steps = 0, nmoved = 0, maxrestarts = 0;
