@@ -37,11 +37,13 @@
  *               shifts are chosen as for the standard problem (σ = 0 for SPD A; a Cholesky
  *               factorization of sgn·(A − σM) proves the side of the spectrum). LM without
  *               sigma is LA for a Gershgorin-semidefinite A (SA for a negative one).
+ *   LOBPCG      B = M as in Knyazev (2001): M-orthonormal basis with M·S kept beside it,
+ *               residuals A x − θ M x (SA, LA, LM from both ends, SM of a semidefinite A).
  *   ARPACK      mode 3 with bmat = G (OP = (A − σM)⁻¹M, B = M) on the same factorization.
  *   DENSE       LAPACK dsygvd (itype 1) on dense copies of A and M.
- *   LOBPCG with M: SLA_EUNSUPPORTED. Method auto: dense for n ≤ 300, else LANCZOS (never
- *   LOBPCG; a preconditioner in the options is not used). Regular mode (LM without sigma of an
- *   indefinite A) is SLA_EUNSUPPORTED: give sigma, or which = SA / LA.
+ *   Method auto chooses as for the standard problem (dense for n ≤ 300; LOBPCG with a
+ *   preconditioner or for LM of an indefinite A; else LANCZOS). Lanczos has no regular mode
+ *   with M: method lanczos with LM without sigma of an indefinite A is SLA_EUNSUPPORTED.
  *   Before the iteration M is factored once by Cholesky (CHOLMOD) to prove it SPD; this counts
  *   in info.factorizations (method dense: dsygvd's own Cholesky factorization of M does). The eigenvectors are M-orthonormal (VᵀMV = I) with the same sign
  *   convention. Convergence: ‖A v − λ M v‖₂ ≤ tol·(‖A‖₁ + |λ|·‖M‖₁)·‖v‖₂, and the reported
@@ -125,8 +127,7 @@ typedef struct sla_eigsh_options {
     double *residuals;
     /** Optional mass matrix of the generalized problem A v = λ M v (NULL, the default: the
      *  standard problem). Symmetric positive definite, n × n, the dtype of A, any pattern,
-     *  batch 1 or the batch of A; borrowed for the call. Methods lanczos, arpack, dense and
-     *  auto. */
+     *  batch 1 or the batch of A; borrowed for the call. Every method. */
     const sla_matrix *M;
 } sla_eigsh_options;
 
@@ -182,7 +183,7 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *          options.residuals) overlaps A's values, options.v0 or another output (checked
  *          before anything is written);
  *          SLA_EUNSUPPORTED (ARPACK not in this build; n too large for the dense path when it
- *          is the only way; LOBPCG with options.M; LM without sigma for an indefinite A with
+ *          is the only way; method lanczos or arpack, LM without sigma, an indefinite A and
  *          options.M; SA / LA with options.M for an indefinite A when M's Gershgorin lower
  *          bound is not positive (no shift outside the spectrum is known: give sigma));
  *          with options.M: SLA_ESHAPE (M not n × n), SLA_EDTYPE (M's dtype ≠ A's), SLA_EINVAL

@@ -594,8 +594,9 @@ class SparseTensor:
         symmetric.
 
         M : optional SparseTensor, the SPD mass matrix of the generalized problem A v = λ M v
-            (same N and dtype, its own pattern, no batch or A's batch shape). Methods 'auto',
-            'lanczos' (shift-invert on (A − σM)⁻¹M) and 'dense' (LAPACK dsygvd). Eigenvectors
+            (same N and dtype, its own pattern, no batch or A's batch shape). Every method:
+            'lanczos' / 'arpack' shift-invert on (A − σM)⁻¹M, 'lobpcg' with B = M, 'dense'
+            LAPACK dsygvd. Eigenvectors
             are M-orthonormal (VᵀMV = I); tol is on ‖A v − λ M v‖₂/((‖A‖₁ + |λ|‖M‖₁)‖v‖₂).
             Differentiable with respect to the values of A and of M
             (sla_eigsh_generalized_vjp)."""

@@ -269,8 +269,8 @@ static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o,
                 return st;
             }
             return SLA_FAIL(SLA_EUNSUPPORTED, "which = LM without sigma for A v = λ M v with an "
-                            "indefinite A (Gershgorin): LOBPCG from both ends is not available "
-                            "with M; give options.sigma or which = SA / LA");
+                            "indefinite A (Gershgorin): Lanczos has no regular mode with M; use "
+                            "method lobpcg or auto (both ends), options.sigma, or which = SA / LA");
         }
         pl->want = EIG_WANT_LM;
         snprintf(pl->why, sizeof pl->why, "LM: Lanczos on A (regular mode)");
@@ -284,10 +284,7 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
     sizes(o, n, k, pl);
     sla_eigsh_method m = o->method;
     int has_sigma = !isnan(o->sigma);
-    int has_prec = (o->precond_solver || o->precond) && !P->has_M;
-    if (P->has_M && m == SLA_EIGSH_LOBPCG)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "method %s does not support the generalized problem "
-                        "(options.M); use method lanczos, arpack, dense or auto", method_names[m]);
+    int has_prec = o->precond_solver || o->precond;
     if (m == SLA_EIGSH_AUTO) {
         int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
         if (n <= AUTO_DENSE_N || !fits) {
@@ -302,8 +299,7 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
         }
         /* shift-invert unless LOBPCG has a preconditioner or LM needs both ends of an indefinite
          * spectrum; LOBPCG also when no factorization is available */
-        int lm_ends = o->which == SLA_EIGSH_LM && !has_sigma && !all_ge0(P) && !all_le0(P) &&
-                      !P->has_M;
+        int lm_ends = o->which == SLA_EIGSH_LM && !has_sigma && !all_ge0(P) && !all_le0(P);
         if ((has_prec && !has_sigma && o->which != SLA_EIGSH_SM) || lm_ends) {
             m = SLA_EIGSH_LOBPCG;
             snprintf(pl->why, sizeof pl->why, "%s", lm_ends ? "LM of an indefinite matrix: LOBPCG "
@@ -311,10 +307,9 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
         } else {
             pl->method = SLA_EIGSH_LANCZOS;
             sla_eigsh_options o2 = *o;
-            if (o2.which == SLA_EIGSH_LM && !has_sigma && (!P->has_M || all_ge0(P) || all_le0(P)))
-                o2.which = all_ge0(P) ? SLA_EIGSH_LA : SLA_EIGSH_SA;
+            if (o2.which == SLA_EIGSH_LM && !has_sigma) o2.which = all_ge0(P) ? SLA_EIGSH_LA : SLA_EIGSH_SA;
             sla_status st = plan_lanczos(P, &o2, pl);
-            if (st != SLA_EUNSUPPORTED || has_sigma || o->which == SLA_EIGSH_SM || P->has_M) return st;
+            if (st != SLA_EUNSUPPORTED || has_sigma || o->which == SLA_EIGSH_SM) return st;
             sla_clear_error();
             m = SLA_EIGSH_LOBPCG;
             snprintf(pl->why, sizeof pl->why, "no factorization available: LOBPCG");

@@ -254,16 +254,29 @@ static void dense_references(void **state)
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, a), M = sla_matrix_view(p, SLA_FLOAT64, 1, m);
     double *w = xmalloc(sizeof(double) * n), *Z = xmalloc(sizeof(double) * n * n);
     dsygv_reference(&A, &M, w, Z);
-    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LANCZOS, SLA_EIGSH_AUTO, SLA_EIGSH_ARPACK};
-    /* SA (A indefinite: a shift below from the Gershgorin bounds), LA, and sigma */
+    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LANCZOS, SLA_EIGSH_AUTO,
+                                   SLA_EIGSH_ARPACK, SLA_EIGSH_LOBPCG};
+    /* SA (A indefinite: a shift below from the Gershgorin bounds), LA, and sigma (LOBPCG: LM
+     * without sigma instead, from both ends of the indefinite pencil) */
     const sla_eigsh_which ws[] = {SLA_EIGSH_SA, SLA_EIGSH_LA, SLA_EIGSH_LM};
     double sigma = 0.5 * (w[30] + w[31]);
-    for (int t = 0; t < 4; t++)
+    int64_t lm_first = 0;                /* the 4 largest |λ|: w ascending, from both ends */
+    {
+        int64_t lo = 0, hi = n - 1;
+        for (int q = 0; q < 4; q++) {
+            if (fabs(w[hi]) >= fabs(w[lo])) hi--; else lo++;
+        }
+        lm_first = lo;                   /* below: lo values w[0..lo), above: w(hi..n) */
+        assert_int_equal(lo, 2);         /* this pair: two at each end (checked against w) */
+    }
+    for (int t = 0; t < 5; t++)
         for (int u = 0; u < 3 && (ms[t] != SLA_EIGSH_ARPACK || have_arpack()); u++) {
+            int lob_lm = ms[t] == SLA_EIGSH_LOBPCG && u == 2;
             sla_eigsh_options o;
             sla_eigsh_options_init(&o);
             o.which = ws[u];
-            o.sigma = u == 2 ? sigma : NAN;
+            o.sigma = u == 2 && !lob_lm ? sigma : NAN;
+            o.block_size = ms[t] == SLA_EIGSH_LOBPCG ? 8 : 0;
             o.method = ms[t];
             o.M = &M;
             o.tol = 1e-12;
@@ -271,12 +284,14 @@ static void dense_references(void **state)
             TU_OK(sla_eigsh(&A, k, &o, lam, V, NULL));
             int64_t first = u == 0 ? 0 : u == 1 ? n - k : 29;
             for (int64_t j = 0; j < k; j++) {
-                TU_CLOSE(lam[j], w[first + j], 1e-10);
+                int64_t idx = first + j;
+                if (lob_lm) idx = j < lm_first ? j : n - k + j;
+                TU_CLOSE(lam[j], w[idx], 1e-10);
                 /* the same eigenvector up to sign: |zᵀ M v| = 1 */
                 double *Mv = xmalloc(sizeof(double) * n), col[60], dot = 0;
                 for (int64_t q = 0; q < n; q++) col[q] = V[q * k + j];
                 TU_OK(sla_spmv(SLA_OP_N, 1.0, &M, col, 0, 1, 0.0, Mv));
-                for (int64_t q = 0; q < n; q++) dot += Z[(first + j) * n + q] * Mv[q];
+                for (int64_t q = 0; q < n; q++) dot += Z[idx * n + q] * Mv[q];
                 TU_CLOSE(fabs(dot), 1.0, 1e-8);
                 free(Mv);
             }
@@ -403,6 +418,39 @@ static void batch_shared_mass_and_float32(void **state)
     sla_pattern_free(&pa); sla_pattern_free(&pm);
 }
 
+/* LOBPCG with B = M on the FEM pair, preconditioned by the exact inverse of K (Cholesky), and
+ * auto with a preconditioner (which then picks LOBPCG). */
+static void lobpcg_fem(void **state)
+{
+    (void)state;
+    NEED_DIRECT();
+    int64_t n = 1000, k = 4;
+    sla_pattern *pa, *pm; double *a, *m;
+    fem1d(n, &pa, &a, &pm, &m);
+    sla_matrix A = sla_matrix_view(pa, SLA_FLOAT64, 1, a), M = sla_matrix_view(pm, SLA_FLOAT64, 1, m);
+    sla_solver_options so;
+    sla_solver_options_init(&so);
+    so.method = SLA_METHOD_CHOLESKY;
+    sla_solver *chol = NULL;
+    TU_OK(sla_solver_create(&A, &so, &chol));
+    const sla_eigsh_method ms[] = {SLA_EIGSH_LOBPCG, SLA_EIGSH_AUTO};
+    for (int t = 0; t < 2; t++) {
+        sla_eigsh_options o = sa_options(&M, ms[t], 1e-11);
+        o.precond_solver = chol;
+        double lam[4], *V = xmalloc(sizeof(double) * n * k);
+        sla_eigsh_info info;
+        TU_OK(sla_eigsh(&A, k, &o, lam, V, &info));
+        assert_int_equal(info.method, SLA_EIGSH_LOBPCG);
+        for (int64_t j = 0; j < k; j++) TU_CLOSE(lam[j], fem1d_lambda(n, j + 1), 1e-9);
+        assert_true(m_orth_error(&M, k, V) < 1e-9);
+        assert_true(gen_residual(&A, &M, k, lam, V) < 1e-11);
+        free(V);
+    }
+    sla_solver_free(&chol);
+    free(a); free(m);
+    sla_pattern_free(&pa); sla_pattern_free(&pm);
+}
+
 #define EXPECT_FAIL(expr, status, text) do { \
     sla_status st_ = (expr); \
     assert_int_equal(st_, status); \
@@ -453,11 +501,18 @@ static void bad_input(void **state)
     sla_matrix Mns = sla_matrix_view(pm, SLA_FLOAT64, 1, mns);
     o.M = &Mns;
     EXPECT_FAIL(sla_eigsh(&A, 2, &o, lam, V, NULL), SLA_EINVAL, "M is not symmetric");
-    /* methods without M support */
+    /* Lanczos has no regular mode with M: LM of an indefinite A needs sigma or LOBPCG */
     sla_matrix M = sla_matrix_view(pm, SLA_FLOAT64, 1, m);
     o.M = &M;
-    o.method = SLA_EIGSH_LOBPCG;
-    EXPECT_FAIL(sla_eigsh(&A, 2, &o, lam, V, NULL), SLA_EUNSUPPORTED, "generalized");
+    double *aind = xmalloc(sizeof(double) * sla_pattern_nnz(pa));
+    for (int64_t s = 0; s < sla_pattern_nnz(pa); s++) aind[s] = a[s];
+    for (int64_t i = 0; i < n; i++) aind[sla_pattern_find(pa, i, i)] -= 3.0 * (double)(n + 1);
+    sla_matrix Aind = sla_matrix_view(pa, SLA_FLOAT64, 1, aind);
+    o.method = SLA_EIGSH_LANCZOS;
+    o.which = SLA_EIGSH_LM;
+    EXPECT_FAIL(sla_eigsh(&Aind, 2, &o, lam, V, NULL), SLA_EUNSUPPORTED, "no regular mode");
+    o.which = SLA_EIGSH_SA;
+    free(aind);
     /* an output overlapping M's values */
     o.method = SLA_EIGSH_LANCZOS;
     EXPECT_FAIL(sla_eigsh(&A, 2, &o, m, V, NULL), SLA_EINVAL, "M's values");
@@ -670,10 +725,11 @@ static void allocation_failures(void **state)
     sla_pattern *pa, *pm; double *a, *m;
     fem1d(n, &pa, &a, &pm, &m);
     sla_matrix A = sla_matrix_view(pa, SLA_FLOAT64, 1, a), M = sla_matrix_view(pm, SLA_FLOAT64, 1, m);
-    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LANCZOS, SLA_EIGSH_ARPACK};
+    const sla_eigsh_method ms[] = {SLA_EIGSH_DENSE, SLA_EIGSH_LANCZOS, SLA_EIGSH_ARPACK,
+                                   SLA_EIGSH_LOBPCG};
     double lam[2], V[120], gv[120], dA[200], dM[200];
     for (int i = 0; i < 120; i++) gv[i] = i % 7 == 0 ? 1.0 : 0.0;
-    for (int q = 0; q < 3; q++) {
+    for (int q = 0; q < 4; q++) {
         if (ms[q] == SLA_EIGSH_ARPACK && !have_arpack()) continue;
         sla_eigsh_options o = sa_options(&M, ms[q], 1e-10);
         /* LDLᵀ for A − λ_i M in the VJP asked for by the VJP itself; the forward's factor
@@ -697,6 +753,7 @@ int main(void)
         cmocka_unit_test(identity_and_lumped_mass),
         cmocka_unit_test(bus1138_diagonal_mass),
         cmocka_unit_test(batch_shared_mass_and_float32),
+        cmocka_unit_test(lobpcg_fem),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(vjp_finite_differences),
         cmocka_unit_test(vjp_shared_mass),

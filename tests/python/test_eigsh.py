@@ -190,5 +190,8 @@ def test_generalized_errors():
     bad[3] = -1.0                      # diagonal entry (3, 3) of M
     with pytest.raises(torch_sla.SlaError, match="column 3"):
         K.eigsh(2, which="SA", M=SparseTensor(bad, row, col, (10, 10)), method="lanczos")
-    with pytest.raises(torch_sla.SlaError, match="generalized"):
-        K.eigsh(2, which="SA", M=SparseTensor(mv, row, col, (10, 10)), method="lobpcg")
+    kind = kv.clone()
+    kind[:10] -= 22.0                  # diagonal 0: an indefinite A
+    with pytest.raises(torch_sla.SlaError, match="no regular mode"):
+        SparseTensor(kind, row, col, (10, 10)).eigsh(2, which="LM", method="lanczos",
+                                                     M=SparseTensor(mv, row, col, (10, 10)))
