@@ -2,6 +2,9 @@
  *
  *   sla_eigsh(A, k, options, eigenvalues, eigenvectors, info)     the forward
  *   sla_eigsh_vjp(A, k, eigenvalues, eigenvectors, gλ, gV, ...)    the backward
+ *   options.M = &M: the generalized problem A v = λ M v with M SPD (finite-element mass
+ *   matrices); sla_eigsh_generalized_vjp(A, M, ...) is its backward (eigenvalues and
+ *   eigenvectors). See "Generalized problem" below.
  *
  * Methods (docs/eigsh.md has the measurements behind the defaults):
  *   LOBPCG      the extreme eigenvalues (which = SA, LA; LM from both ends), block size > k,
@@ -24,6 +27,28 @@
  * Convergence, for every method: an eigenpair (λ, v), ‖v‖₂ = 1, is converged when its true
  * residual ‖A v − λ v‖₂ ≤ tol·‖A‖₁ (‖A‖₁ = max column sum, an upper bound of ‖A‖₂ for
  * symmetric A). The residuals are recomputed with A at the end and reported in the info.
+ *
+ * Generalized problem A v = λ M v (options.M not NULL; M symmetric positive definite, n × n, the
+ * dtype of A, its own pattern, batch 1 (shared by every element of A's batch) or A's batch):
+ *   LANCZOS     shift-invert Lanczos on OP = (A − σM)⁻¹M, which is self-adjoint in the
+ *               M-inner product ⟨x, y⟩_M = xᵀMy: the basis is kept M-orthonormal (every
+ *               projection and SVQB Gram matrix uses M·x). Ericsson & Ruhe, Math. Comp. 35
+ *               (1980); Grimes, Lewis & Simon, SIAM J. Matrix Anal. Appl. 15 (1994). The
+ *               shifts are chosen as for the standard problem (σ = 0 for SPD A; a Cholesky
+ *               factorization of sgn·(A − σM) proves the side of the spectrum). LM without
+ *               sigma is LA for a Gershgorin-semidefinite A (SA for a negative one).
+ *   LOBPCG      B = M as in Knyazev (2001): M-orthonormal basis with M·S kept beside it,
+ *               residuals A x − θ M x (SA, LA, LM from both ends, SM of a semidefinite A).
+ *   ARPACK      mode 3 with bmat = G (OP = (A − σM)⁻¹M, B = M) on the same factorization.
+ *   DENSE       LAPACK dsygvd (itype 1) on dense copies of A and M.
+ *   Method auto chooses as for the standard problem (dense for n ≤ 300; LOBPCG with a
+ *   preconditioner or for LM of an indefinite A; else LANCZOS). Lanczos has no regular mode
+ *   with M: method lanczos with LM without sigma of an indefinite A is SLA_EUNSUPPORTED.
+ *   Before the iteration M is factored once by Cholesky (CHOLMOD) to prove it SPD; this counts
+ *   in info.factorizations (method dense: dsygvd's own Cholesky factorization of M does). The eigenvectors are M-orthonormal (VᵀMV = I) with the same sign
+ *   convention. Convergence: ‖A v − λ M v‖₂ ≤ tol·(‖A‖₁ + |λ|·‖M‖₁)·‖v‖₂, and the reported
+ *   residuals are ‖A v − λ M v‖₂ / ((‖A‖₁ + |λ|·‖M‖₁)·‖v‖₂) (invariant under the scaling of v;
+ *   with M = I they are the standard residuals relative to ‖A‖₁ + |λ| instead of ‖A‖₁).
  *
  * dtypes: float64 and float32. float32 input is promoted to float64 internally (one copy of
  * the values); the outputs are rounded to float32.
@@ -97,8 +122,13 @@ typedef struct sla_eigsh_options {
      *  given here is restricted to direct methods too). */
     const sla_solver_options *factor_options;
     /** Optional output [batch][k] (double): ‖A v_i − λ_i v_i‖₂ / ‖A‖₁ per eigenpair (must not
-     *  overlap A's values, v0 or the other outputs). */
+     *  overlap A's values, v0 or the other outputs); with M, the generalized residual
+     *  ‖A v − λ M v‖₂ / ((‖A‖₁ + |λ|‖M‖₁)‖v‖₂). */
     double *residuals;
+    /** Optional mass matrix of the generalized problem A v = λ M v (NULL, the default: the
+     *  standard problem). Symmetric positive definite, n × n, the dtype of A, any pattern,
+     *  batch 1 or the batch of A; borrowed for the call. Every method. */
+    const sla_matrix *M;
 } sla_eigsh_options;
 
 /** What sla_eigsh did. Counts are totals over the batch; residuals are maxima. */
@@ -115,8 +145,10 @@ typedef struct sla_eigsh_info {
     int64_t spmv;                /**< extra A·x products for the true residuals (vectors) */
     int64_t factorizations;      /**< numeric factorizations of A − σI (per batch element) */
     int64_t converged;           /**< converged wanted eigenpairs, min over the batch */
-    double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs */
+    double max_residual;         /**< max ‖A v − λ v‖₂ / ‖A‖₁ over batch and pairs (with M:
+                                  *   ‖A v − λ M v‖₂ / ((‖A‖₁ + |λ|‖M‖₁)‖v‖₂)) */
     double norm_A;               /**< max ‖A_b‖₁ over the batch */
+    double norm_M;               /**< max ‖M_b‖₁ over the batch; 0 without M */
     char description[SLA_DESCRIPTION_LEN];       /**< one line: method, operator, factorization and
                                   *   why, made of whole clauses (the factorization's own
                                   *   description is shortened by clauses when room is short) */
@@ -151,7 +183,12 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *          options.residuals) overlaps A's values, options.v0 or another output (checked
  *          before anything is written);
  *          SLA_EUNSUPPORTED (ARPACK not in this build; n too large for the dense path when it
- *          is the only way); errors of the factorization (SLA_ESINGULAR when σ is an eigenvalue
+ *          is the only way; method lanczos or arpack, LM without sigma, an indefinite A and
+ *          options.M; SA / LA with options.M for an indefinite A when M's Gershgorin lower
+ *          bound is not positive (no shift outside the spectrum is known: give sigma));
+ *          with options.M: SLA_ESHAPE (M not n × n), SLA_EDTYPE (M's dtype ≠ A's), SLA_EINVAL
+ *          (M's batch neither 1 nor A's; M not symmetric, naming the entry), SLA_ENOTSPD (M not
+ *          positive definite: the message of the Cholesky factorization names the column); errors of the factorization (SLA_ESINGULAR when σ is an eigenvalue
  *          even after perturbation); SLA_ECALLBACK; SLA_ENOMEM. */
 SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
                              void *eigenvalues, void *eigenvectors, sla_eigsh_info *info);
@@ -182,6 +219,32 @@ SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_opt
 SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
                                  const void *eigenvectors, const void *g_eigenvalues,
                                  const void *g_eigenvectors, void *dvalues);
+
+/** Vector–Jacobian product of (Λ, V) = eigsh(A, M) for the generalized problem A v = λ M v
+ *  (options.M of sla_eigsh). With M-normalized eigenvectors (v_iᵀ M v_i = 1, as sla_eigsh
+ *  returns them), ∂λ_i/∂A = v_i v_iᵀ and ∂λ_i/∂M = −λ_i v_i v_iᵀ (Hellmann–Feynman for the
+ *  pencil); an eigenvector cotangent g_i enters through w_i = V(Λ − λ_i)⁺Vᵀ g_i (the in-block
+ *  part explicit, the rest Q (A − λ_i M)⁻¹ Qᵀ g_i with Q = I − V VᵀM, one direct factorization
+ *  of A − λ_i M per eigenvalue with a nonzero cotangent, as in sla_eigsh_vjp). Writes
+ *    dA[b][s] = Σ_i gλ_i·v_i[r_s]·v_i[c_s] − Σ_i w_i[r_s]·v_i[c_s]          on A's pattern,
+ *    dM[b][t] = −Σ_i (gλ_i·λ_i + ½ g_iᵀv_i)·v_i[r_t]·v_i[c_t] + Σ_i λ_i·w_i[r_t]·v_i[c_t]
+ *                                                                          on M's own pattern,
+ *  each with sla_pattern_outer_add (slot s = (r_s, c_s)). Each stored entry is an independent
+ *  variable, as in sla_eigsh_vjp. A batch-1 M shared by A's batch gets the sum over the batch
+ *  in dM[0]. Repeated eigenvalues: as sla_eigsh_vjp, with |λ_i − λ_j| ≤ 1e-8·max|λ| of the
+ *  block (eigenvalue cotangents alone are always fine).
+ *  @param[in]  A, M           as given to sla_eigsh (M batch 1 or A's batch; same dtype).
+ *  @param[in]  eigenvalues    [batch][k]; eigenvectors [batch][n][k] row-major (dtype of A).
+ *  @param[in]  g_eigenvalues  [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
+ *  @param[out] dA             [batch][nnz(A)], dM [batch of M][nnz(M)], dtype of A, overwritten;
+ *                             either may be NULL to skip.
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, M's batch, degenerate pair, outputs overlapping inputs
+ *          or each other); SLA_EDTYPE; SLA_ESHAPE; SLA_ENONFINITE; errors of the factorization
+ *          of A − λ_i M; SLA_ENOMEM. */
+SLA_API sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, int64_t k,
+                                             const void *eigenvalues, const void *eigenvectors,
+                                             const void *g_eigenvalues, const void *g_eigenvectors,
+                                             void *dA, void *dM);
 
 /** Names: "LM", "SM", "LA", "SA" (case-insensitive on input). */
 SLA_API const char *sla_eigsh_which_name(sla_eigsh_which w);

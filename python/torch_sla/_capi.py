@@ -92,7 +92,7 @@ class EigshOptionsC(ctypes.Structure):
                 ("method", c_int), ("v0", c_void_p), ("nv0", c_int64), ("block_size", c_int64),
                 ("ncv", c_int64), ("precond_solver", c_void_p), ("precond", c_void_p),
                 ("precond_ctx", c_void_p), ("factor_options", c_void_p),
-                ("residuals", c_void_p)]
+                ("residuals", c_void_p), ("M", c_void_p)]
 
 
 class EigshInfoC(ctypes.Structure):
@@ -101,7 +101,7 @@ class EigshInfoC(ctypes.Structure):
                 ("iterations", c_int64), ("restarts", c_int64),
                 ("operator_applications", c_int64), ("precond_applications", c_int64),
                 ("spmv", c_int64), ("factorizations", c_int64), ("converged", c_int64),
-                ("max_residual", c_double), ("norm_A", c_double),
+                ("max_residual", c_double), ("norm_A", c_double), ("norm_M", c_double),
                 ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), _TAIL_PAD]
 
 
@@ -170,6 +170,8 @@ _PROTOTYPES = {
                           P(EigshInfoC)]),
     "sla_eigsh_vjp": (c_int, [P(Matrix), c_int64, c_void_p, c_void_p, c_void_p, c_void_p,
                               c_void_p]),
+    "sla_eigsh_generalized_vjp": (c_int, [P(Matrix), P(Matrix), c_int64, c_void_p, c_void_p,
+                                          c_void_p, c_void_p, c_void_p, c_void_p]),
     # io.h
     "sla_mm_read": (c_int, [c_char_p, P(P(CooC))]),
     "sla_coo_free": (None, [P(P(CooC))]),

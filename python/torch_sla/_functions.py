@@ -327,9 +327,10 @@ class ToDense(Function):
 # ------------------------------------------------------------------------------------------------
 # Eigenpairs of symmetric matrices
 # ------------------------------------------------------------------------------------------------
-def eigsh_forward(pattern, values, k, opts, config):
+def eigsh_forward(pattern, values, k, opts, config, mass=None):
     """(eigenvalues [B, k] ascending, eigenvectors [B, n, k]) from sla_eigsh. opts: dict with
-    which, sigma, tol, maxiter, method (names). Non-convergence is reported through config."""
+    which, sigma, tol, maxiter, method (names). mass: (pattern, values [1 or B, nnz]) of M for
+    A v = λ M v, or None. Non-convergence is reported through config."""
     from ._capi import EIGSH_METHODS, EIGSH_WHICH, EigshInfoC, EigshOptionsC, require
     require("sla_eigsh", "SparseTensor.eigsh")
     o = EigshOptionsC()
@@ -347,6 +348,9 @@ def eigsh_forward(pattern, values, k, opts, config):
     evecs = values.new_empty(B, n, k)
     info = EigshInfoC()
     A = matrix_view(pattern, values)
+    if mass is not None:
+        Mc = matrix_view(*mass)     # kept alive until sla_eigsh returns
+        o.M = ctypes.cast(ctypes.pointer(Mc), ctypes.c_void_p)
     st = check(lib.sla_eigsh(ctypes.byref(A), k, ctypes.byref(o), evals.data_ptr(),
                              evecs.data_ptr(), ctypes.byref(info)))
     config.report_eigsh(st, info, k)
@@ -379,3 +383,34 @@ class Eigsh(Function):
                                 evecs.data_ptr(), gv.data_ptr() if gv is not None else None,
                                 gV.data_ptr() if gV is not None else None, dv.data_ptr()))
         return dv, None, None, None, None
+
+
+class EigshGeneralized(Function):
+    """k eigenpairs of A_b v = λ M_b v (sla_eigsh with options.M; M-orthonormal eigenvectors).
+    Backward: sla_eigsh_generalized_vjp — gradients for the values of A and of M (its own
+    pattern): ∂λ_i/∂A = v_i v_iᵀ, ∂λ_i/∂M = −λ_i v_i v_iᵀ, eigenvector terms through
+    (A − λ_i M)⁺ (projected solves in libsla)."""
+
+    @staticmethod
+    def forward(ctx, values, mvalues, pattern, mpattern, k, opts, config):
+        evals, evecs = eigsh_forward(pattern, values, k, opts, config, (mpattern, mvalues))
+        ctx.patterns = (pattern, mpattern)
+        ctx.save_for_backward(values, mvalues, evals, evecs)
+        return evals, evecs
+
+    @staticmethod
+    @first_order
+    def backward(ctx, g_vals, g_vecs):
+        values, mvalues, evals, evecs = ctx.saved_tensors
+        dv, dm = torch.empty_like(values), torch.empty_like(mvalues)
+        gv = g_vals.contiguous() if g_vals is not None and bool(g_vals.ne(0).any()) else None
+        gV = g_vecs.contiguous() if g_vecs is not None and bool(g_vecs.ne(0).any()) else None
+        if gv is None and gV is None:
+            return dv.zero_(), dm.zero_(), None, None, None, None, None
+        A = matrix_view(ctx.patterns[0], values)
+        M = matrix_view(ctx.patterns[1], mvalues)
+        check(lib.sla_eigsh_generalized_vjp(
+            ctypes.byref(A), ctypes.byref(M), evals.shape[1], evals.data_ptr(), evecs.data_ptr(),
+            gv.data_ptr() if gv is not None else None, gV.data_ptr() if gV is not None else None,
+            dv.data_ptr(), dm.data_ptr()))
+        return dv, dm, None, None, None, None, None

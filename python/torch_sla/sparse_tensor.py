@@ -580,7 +580,7 @@ class SparseTensor:
     # ------------------------------------------------------------------------------------------
     # Eigenvalues
     # ------------------------------------------------------------------------------------------
-    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, *, tol=None,
+    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, *, M=None, tol=None,
               maxiter=None, method="auto", return_info=False, strict=False):
         """k eigenpairs of each symmetric matrix (libsla's sla_eigsh): which = 'LM' (largest
         magnitude, default), 'SM', 'LA', 'SA', or with sigma the k eigenvalues nearest sigma
@@ -596,7 +596,15 @@ class SparseTensor:
         (sla_eigsh_vjp: Hellmann–Feynman for eigenvalues, projected solves for eigenvectors).
         Each stored entry is an independent variable: parametrize a symmetric matrix by one
         triangle (or store both triangles from the same parameters) so that perturbations stay
-        symmetric."""
+        symmetric.
+
+        M : optional SparseTensor, the SPD mass matrix of the generalized problem A v = λ M v
+            (same N and dtype, its own pattern, no batch or A's batch shape). Every method:
+            'lanczos' / 'arpack' shift-invert on (A − σM)⁻¹M, 'lobpcg' with B = M, 'dense'
+            LAPACK dsygvd. Eigenvectors
+            are M-orthonormal (VᵀMV = I); tol is on ‖A v − λ M v‖₂/((‖A‖₁ + |λ|‖M‖₁)‖v‖₂).
+            Differentiable with respect to the values of A and of M
+            (sla_eigsh_generalized_vjp)."""
         if which not in ("LA", "SA", "LM", "SM"):
             raise ValueError(f"which = {which!r}: use 'LA', 'SA', 'LM' or 'SM'")
         if not self.is_square:
@@ -616,13 +624,32 @@ class SparseTensor:
                 "maxiter": as_opt_int(maxiter, "maxiter", minimum=1), "method": method}
         config = F.SolveConfig(strict=strict, want_info=return_info, what="eigsh")
         vals = self._csr()
+        mvals = self._mass_values(M) if M is not None else None
         if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
             evals, evecs = vals.new_zeros(0, k), vals.new_zeros(0, N, k)
+        elif M is not None:
+            evals, evecs = F.EigshGeneralized.apply(vals, mvals, self._pattern, M._pattern, k,
+                                                    opts, config)
         else:
             evals, evecs = F.Eigsh.apply(vals, self._pattern, k, opts, config)
         evals = self._unflatten(evals, (k,))
         evecs = self._unflatten(evecs, (N, k)) if return_eigenvectors else None
         return (evals, evecs, config.info) if return_info else (evals, evecs)
+
+    def _mass_values(self, M):
+        """The CSR values [1 or B, nnz(M)] of the mass matrix M of eigsh, checked against self."""
+        if not isinstance(M, SparseTensor):
+            raise TypeError(f"M must be a SparseTensor, not {type(M).__name__}")
+        if tuple(M.sparse_shape) != tuple(self.sparse_shape):
+            raise ValueError(f"M has shape {tuple(M.sparse_shape)} but A is "
+                             f"{tuple(self.sparse_shape)}: the mass matrix must have A's size")
+        if M.dtype != self.dtype:
+            raise TypeError(f"M is {M.dtype} but A is {self.dtype}: the mass matrix must have "
+                            f"A's dtype")
+        if M.is_batched and tuple(M.batch_shape) != tuple(self.batch_shape):
+            raise ValueError(f"M has batch shape {tuple(M.batch_shape)}; it must have none or "
+                             f"A's {tuple(self.batch_shape)}")
+        return M._csr()
 
     # ------------------------------------------------------------------------------------------
     # Elementwise arithmetic on the values (same pattern)

@@ -3,7 +3,8 @@
  * ARPACK keeps its state in Fortran SAVE variables, so it is not reentrant: runs are
  * serialized by a mutex and the batch elements run one after the other, each with its own
  * factorization of A_b − σI (no shared symbolic analysis). Its message levels are set to 0
- * before each run (ARPACK prints only when they are positive). */
+ * before each run (ARPACK prints only when they are positive). The generalized problem runs in
+ * ARPACK's mode 3 with bmat = G: OP = (A − σM)⁻¹M, B = M (dsaupd's own M-inner product). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -84,9 +85,27 @@ static sla_status ritz_from_basis(int64_t n, int64_t ncv, int64_t k, eig_want wa
  * eigenvalues are the Rayleigh quotients computed afterwards for every method, so dseupd's
  * eigenvalues (σ + 1/θ, which assumes OP = (A − σI)⁻¹ and not the (σI − A)⁻¹ of LA) are not
  * used. */
-static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_opts *o, double sigma,
-                          int64_t k, const double *v0, double *X, int64_t *nconv, int64_t *iters,
-                          uint64_t seed)
+/* Generalized problem (bmat = G, mode 3): op is (A − σM)⁻¹M, sop the solve alone (for ido = 1,
+ * where ARPACK hands M·x over), and ido = 2 asks y = M x. gen NULL: standard (bmat = I). */
+typedef struct arpack_gen { eig_op *sop; sla_matrix Mb; } arpack_gen;
+
+/* One reverse-communication request of dsaupd: y = OP x, OP (M x) from M x, or M x. */
+static sla_status reverse(a_int ido, const a_int *ipntr, double *workd, eig_op *op,
+                          const arpack_gen *gen)
+{
+    double *x = workd + ipntr[0] - 1, *y = workd + ipntr[1] - 1;
+    int64_t one = 1;
+    if (gen && ido == 1) {
+        double *mx = workd + ipntr[2] - 1;
+        return eig_op_apply(gen->sop, &one, &mx, &y);
+    }
+    if (gen && ido == 2) return sla_spmv(SLA_OP_N, 1.0, &gen->Mb, x, 0, 1, 0.0, y);
+    return eig_op_apply(op, &one, &x, &y);
+}
+
+static sla_status run_one(const eig_problem *Pb, eig_op *op, const arpack_gen *gen,
+                          const eig_lanczos_opts *o, double sigma, int64_t k, const double *v0,
+                          double *X, int64_t *nconv, int64_t *iters, uint64_t seed)
 {
     a_int n = (a_int)Pb->n, nev = (a_int)k, ncv = (a_int)o->ncv;
     a_int lworkl = ncv * (ncv + 8);
@@ -106,9 +125,10 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
     else eig_random(w.resid, n, &seed);
     /* ARPACK's test ‖r‖ ≤ tol·|θ| on OP; shift-invert: ‖A x − λ x‖ ≤ ‖A − σI‖·‖r‖/|θ|, so
      * tol·‖A‖₁/(‖A‖₁ + |σ|) gives the same true-residual target as the built-in Lanczos */
-    double normA = Pb->norm1[0];
+    double normA = Pb->norm1[0], ns = fabs(sigma) * (gen ? Pb->normM[0] : 1.0);
     int si = !isnan(sigma);
-    double tol = si && normA + fabs(sigma) > 0 ? o->tol * normA / (normA + fabs(sigma)) : o->tol;
+    double tol = si && normA + ns > 0 ? o->tol * normA / (normA + ns) : o->tol;
+    const char *bmat = gen ? "G" : "I";
     a_int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1;
     iparam[0] = 1;                       /* exact shifts */
     iparam[2] = (a_int)o->maxiter;
@@ -118,13 +138,11 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
     sla_status st = SLA_OK;
     debug_c(6, -3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     for (;;) {
-        dsaupd_c(&ido, "I", n, which, nev, tol, w.resid, ncv, w.V, n, iparam, ipntr, w.workd,
+        dsaupd_c(&ido, bmat, n, which, nev, tol, w.resid, ncv, w.V, n, iparam, ipntr, w.workd,
                  w.workl, lworkl, &info);
         /* bmat = I: ido = 2 (B·x) never comes; −1 and 1 both ask y = OP x */
-        if (ido != -1 && ido != 1) break;
-        double *x = w.workd + ipntr[0] - 1, *y = w.workd + ipntr[1] - 1;
-        int64_t one = 1;
-        st = eig_op_apply(op, &one, &x, &y);
+        if (ido != -1 && ido != 1 && !(gen && ido == 2)) break;
+        st = reverse(ido, ipntr, w.workd, op, gen);
         if (st != SLA_OK) break;
     }
     *iters = iparam[2];
@@ -133,7 +151,7 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const eig_lanczos_o
         st = SLA_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
     if (st == SLA_OK && iparam[4] >= nev) {
         a_int ierr = 0;
-        dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, "I", n, which, nev, tol, w.resid, ncv,
+        dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, bmat, n, which, nev, tol, w.resid, ncv,
                  w.V, n, iparam, ipntr, w.workd, w.workl, lworkl, &ierr);
         if (ierr != 0) st = SLA_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
         if (st == SLA_OK) memcpy(X, w.Z, sizeof(double) * (size_t)n * (size_t)nev);
@@ -164,7 +182,16 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
         Pb.norm1 = P->norm1 + b;
         Pb.gersh_lo = P->gersh_lo + b;
         Pb.gersh_hi = P->gersh_hi + b;
-        eig_op op;
+        if (P->has_M) {
+            Pb.Md = eig_mass_view(P, b);
+            Pb.mowned = NULL;
+            Pb.normM = P->normM + b;
+            Pb.mgersh_lo = P->mgersh_lo + b;
+            Pb.mgersh_hi = P->mgersh_hi + b;
+        }
+        eig_op op, sop = {0};
+        eig_massinv_ctx mc = {&Pb, NULL};
+        arpack_gen gen = {&sop, P->has_M ? Pb.Md : (sla_matrix){0}};
         eig_spmv_ctx sc = {&Pb, 1.0};
         eig_shifted S = {0};
         sla_solver *s = NULL;
@@ -172,25 +199,31 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
         if (sit && P->batch == 1) {
             /* the plan's factorization is this element's */
             sigma = sit->sigma[0];
-            eig_op_solver(&op, n, 1, sit->solver);
+            mc.s = sit->solver;
         } else if (sit) {
             st = eig_shifted_init(&Pb, &S);
             if (st == SLA_OK)
                 st = eig_factor(&Pb, &S, sit->sigma + b, sit->sgn, sit->fopt, sit->verified, &s, &sigma);
-            if (st == SLA_OK) {
-                R->factorizations++;
-                eig_op_solver(&op, n, 1, s);
-            }
+            if (st == SLA_OK) R->factorizations++;
+            mc.s = s;
         } else {
             eig_op_spmv(&op, &sc);
         }
+        if (sit && P->has_M) {
+            eig_op_solver_mass(&op, &mc);
+            eig_op_solver(&sop, n, 1, mc.s);
+        } else if (sit) {
+            eig_op_solver(&op, n, 1, mc.s);
+        }
         int64_t iters = 0;
         if (st == SLA_OK)
-            st = run_one(&Pb, &op, o, sigma, k, o->v0 ? o->v0 + b * n * o->nv0 : NULL,
-                         R->X + b * k * n, &R->nconv[b], &iters, eig_seed(b));
-        R->op_apps += op.count;
+            st = run_one(&Pb, &op, sit && P->has_M ? &gen : NULL, o, sigma, k,
+                         o->v0 ? o->v0 + b * n * o->nv0 : NULL, R->X + b * k * n, &R->nconv[b],
+                         &iters, eig_seed(b));
+        R->op_apps += op.count + sop.count;
         if (iters > R->restarts) R->restarts = iters;
         eig_op_free(&op);
+        eig_op_free(&sop);
         sla_solver_free(&s);
         eig_shifted_free(&S);
     }
@@ -198,7 +231,9 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
     R->iterations = R->restarts;
     if (st == SLA_OK)
         snprintf(R->what, sizeof R->what, "ARPACK dsaupd (ncv %lld, mode %d) on %s%s",
-                 (long long)o->ncv, sit ? 3 : 1, !sit ? "A" : sit->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
+                 (long long)o->ncv, sit ? 3 : 1,
+                 !sit ? "A" : P->has_M ? (sit->sgn > 0 ? "(A − σM)⁻¹M, bmat G" : "(σM − A)⁻¹M, bmat G")
+                                       : sit->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
                  P->batch > 1 ? ", batch elements one by one" : "");
     return st;
 }

@@ -1,6 +1,7 @@
 /* Small dense kernels of the eigensolvers on column-major blocks: products with BLAS, the
  * symmetric eigensolver of the projected problems (LAPACK dsyevd), and the rank-revealing
- * orthonormalization of a block against a basis (projection twice + SVQB with dropping,
+ * orthonormalization of a block against a basis, in the Euclidean or an M-inner product
+ * (projection twice + SVQB with dropping,
  * Stathopoulos & Wu 2002; Duersch, Shao, Yang & Gu 2018). */
 #include <cblas.h>
 #include <lapacke.h>
@@ -57,31 +58,92 @@ sla_status eig_syev(int64_t m, double *G, double *w)
     return SLA_OK;
 }
 
-static double norm2(const double *x, int64_t n)
+sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y)
 {
-    return n ? cblas_dnrm2((int)n, x, 1) : 0.0;
+    if (!Mb) {
+        memcpy(Y, X, sizeof(double) * (size_t)(n * m));
+        return SLA_OK;
+    }
+    if (m == 1) return sla_spmv(SLA_OP_N, 1.0, Mb, X, 0, 1, 0.0, Y);
+    /* one SpMV with m right-hand sides (one pass over M, one parallel region) on row-major
+     * copies */
+    double *xr = sla_malloc((size_t)(2 * n * m), sizeof(double), "row-major block");
+    if (!xr) return SLA_ENOMEM;
+    double *yr = xr + n * m;
+    for (int64_t j = 0; j < m; j++)
+        for (int64_t i = 0; i < n; i++) xr[i * m + j] = X[j * n + i];
+    sla_status st = sla_spmv(SLA_OP_N, 1.0, Mb, xr, 0, m, 0.0, yr);
+    for (int64_t j = 0; st == SLA_OK && j < m; j++)
+        for (int64_t i = 0; i < n; i++) Y[j * n + i] = yr[i * m + j];
+    sla_free(xr);
+    return st;
 }
 
-/* W ← W − V (Vᵀ W); C += Vᵀ W if C (nv × nw) is given. */
-static void project(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double *h)
+/* The metric of eig_orth_m: Mb (NULL: Euclidean), a scratch block mw (n × nw) for M·W, and
+ * Z = M·V when the caller keeps it (else NULL). */
+typedef struct metric { const sla_matrix *Mb; double *mw; const double *Z; } metric;
+
+/* The pointer to M·X for the m columns of X (X itself without M). */
+static sla_status mtimes(const metric *g, int64_t n, int64_t m, const double *X, const double **MX)
 {
-    if (nv == 0 || nw == 0) return;
-    eig_tn(n, nv, nw, V, W, h);
+    *MX = X;
+    if (!g->Mb) return SLA_OK;
+    SLA_TRY(eig_mass_apply(g->Mb, n, m, X, g->mw));
+    *MX = g->mw;
+    return SLA_OK;
+}
+
+/* ‖x‖_M (‖x‖₂ without M). */
+static sla_status mnorm(const metric *g, const double *x, int64_t n, double *nrm)
+{
+    const double *mx;
+    SLA_TRY(mtimes(g, n, 1, x, &mx));
+    if (!g->Mb) { *nrm = n ? cblas_dnrm2((int)n, x, 1) : 0.0; return SLA_OK; }
+    double d = n ? cblas_ddot((int)n, x, 1, mx, 1) : 0.0;
+    *nrm = d > 0 ? sqrt(d) : 0.0;
+    return SLA_OK;
+}
+
+/* W ← W − V (Vᵀ M W) with the projection coefficients in h (nv × nw); Z = M V (n × nv) when
+ * known: then h = Zᵀ W costs no product with M. */
+static sla_status project(const metric *g, int64_t n, const double *V, const double *Z, int64_t nv,
+                          double *W, int64_t nw, double *h)
+{
+    if (nv == 0 || nw == 0) return SLA_OK;
+    if (Z) {
+        eig_tn(n, nv, nw, Z, W, h);
+    } else {
+        const double *mw;
+        SLA_TRY(mtimes(g, n, nw, W, &mw));
+        eig_tn(n, nv, nw, V, mw, h);
+    }
     eig_nn(n, nv, nw, -1.0, V, h, nv, W);
+    return SLA_OK;
 }
 
 /* One SVQB pass on the nw columns of W (already projected): W ← W·D·U·Θ^(-1/2) over the kept
- * directions; returns the kept count and, in T (nw × nw), the map W_in = W_out·T (rows of
- * dropped directions zero). Directions with Θ ≤ drop²·max(Θ) are numerical noise. */
-static sla_status svqb(int64_t n, double *W, int64_t nw, double drop, double *T, int64_t *nkept,
-                       double *work /* 2·nw² + 4·nw + n·nw */)
+ * directions, with the Gram matrix WᵀMW; returns the kept count and, in T (nw × nw), the map
+ * W_in = W_out·T (rows of dropped directions zero). Directions with Θ ≤ drop²·max(Θ) are
+ * numerical noise. */
+static sla_status svqb(const metric *g, int64_t n, double *W, int64_t nw, double drop, double *T,
+                       int64_t *nkept, const double *orig, double *work /* 2·nw² + 4·nw + n·nw */)
 {
     double *G = work, *theta = G + nw * nw, *Wt = theta + nw, *Tt = Wt + n * nw;
-    eig_tn(n, nw, nw, W, W, G);
+    const double *mw;
+    SLA_TRY(mtimes(g, n, nw, W, &mw));
+    eig_tn(n, nw, nw, W, mw, G);
+    /* with M, the test of eig_orth_m for directions inside span(V) reads the M-norms off the
+     * Gram matrix (no extra product with M): such a column and its row and column of G are
+     * zeroed, so that it is dropped */
+    for (int64_t i = 0; orig && i < nw; i++) {
+        if (sqrt(fmax(G[i + i * nw], 0.0)) > drop * orig[i]) continue;
+        memset(W + i * n, 0, sizeof(double) * (size_t)n);
+        for (int64_t j = 0; j < nw; j++) G[i + j * nw] = G[j + i * nw] = 0.0;
+    }
     double *d = Tt + nw * nw;   /* nw */
     for (int64_t i = 0; i < nw; i++) {
-        double g = G[i + i * nw];
-        d[i] = g > 0 ? 1.0 / sqrt(g) : 0.0;
+        double gi = G[i + i * nw];
+        d[i] = gi > 0 ? 1.0 / sqrt(gi) : 0.0;
     }
     for (int64_t j = 0; j < nw; j++)
         for (int64_t i = 0; i < nw; i++) G[i + j * nw] *= d[i] * d[j];
@@ -118,8 +180,56 @@ static void left_mul(int64_t nw, const double *T, double *B, double *tmp)
     memcpy(B, tmp, sizeof(double) * (size_t)(nw * nw));
 }
 
+/* Replaces the dropped columns keep..nw−1 of W by random directions M-orthogonal to V and the
+ * columns before them, M-normalized (B's rows of those directions zeroed). */
+static sla_status fill_random(const metric *g, int64_t n, const double *V, int64_t nv, double *W,
+                              int64_t keep, int64_t nw, uint64_t *state, double *h, double *B)
+{
+    for (int64_t j = keep; j < nw; j++) {
+        for (int tries = 0;; tries++) {
+            eig_random(W + j * n, n, state);
+            double before, after;
+            SLA_TRY(mnorm(g, W + j * n, n, &before));
+            for (int pass = 0; pass < 2; pass++) {
+                SLA_TRY(project(g, n, V, g->Z, nv, W + j * n, 1, h));
+                SLA_TRY(project(g, n, W, NULL, j, W + j * n, 1, h));
+            }
+            SLA_TRY(mnorm(g, W + j * n, n, &after));
+            if (after > 1e-3 * before) {
+                cblas_dscal((int)n, 1.0 / after, W + j * n, 1);
+                break;
+            }
+            if (tries == 9)
+                return SLA_FAIL(SLA_EBREAKDOWN, "no direction left orthogonal to the basis "
+                                "(%lld columns in %lld dimensions)", (long long)(nv + j),
+                                (long long)n);
+        }
+        if (B) for (int64_t c = 0; c < nw; c++) B[j + c * nw] = 0.0;
+    }
+    return SLA_OK;
+}
+
 sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double drop,
                     int fill, uint64_t *state, double *B, int64_t *nkept)
+{
+    return eig_orth_m(n, NULL, V, NULL, nv, W, nw, drop, fill, state, B, nkept);
+}
+
+/* M-norms of the nw columns of W: one product with M for the block. */
+static sla_status mnorms(const metric *g, int64_t n, const double *W, int64_t nw, double *nrm)
+{
+    const double *mw;
+    SLA_TRY(mtimes(g, n, nw, W, &mw));
+    for (int64_t j = 0; j < nw; j++) {
+        double d = n ? cblas_ddot((int)n, W + j * n, 1, mw + j * n, 1) : 0.0;
+        nrm[j] = d > 0 ? sqrt(d) : 0.0;
+    }
+    return SLA_OK;
+}
+
+sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const double *Z, int64_t nv,
+                      double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
+                      int64_t *nkept)
 {
     *nkept = 0;
     if (nw == 0) return SLA_OK;
@@ -129,22 +239,35 @@ sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t n
     double *T = sla_malloc((size_t)(nw * nw), sizeof(double), "SVQB map");
     double *Tx = sla_malloc((size_t)(2 * nw * nw), sizeof(double), "SVQB map");
     double *orig = sla_malloc((size_t)nw, sizeof(double), "column norms");
-    sla_status st = (work && h && T && Tx && orig) ? SLA_OK : SLA_ENOMEM;
+    metric g = {Mb, Mb ? sla_malloc((size_t)(n * nw), sizeof(double), "M times block") : NULL,
+                Mb ? Z : NULL};
+    sla_status st = (work && h && T && Tx && orig && (!Mb || g.mw)) ? SLA_OK : SLA_ENOMEM;
     if (B && st == SLA_OK) {
         memset(B, 0, sizeof(double) * (size_t)(nw * nw));
         for (int64_t i = 0; i < nw; i++) B[i + i * nw] = 1.0;
     }
     int64_t keep = nw;
     for (int pass = 0; pass < 2 && st == SLA_OK && keep > 0; pass++) {
-        for (int64_t j = 0; j < keep; j++) orig[j] = norm2(W + j * n, n);
-        project(n, V, nv, W, keep, h);
-        project(n, V, nv, W, keep, h);
-        /* directions that were (almost) inside span(V): zero them so SVQB drops them */
-        for (int64_t j = 0; j < keep; j++)
-            if (norm2(W + j * n, n) <= drop * orig[j])
+        if (!Mb) {
+            for (int64_t j = 0; j < keep; j++) orig[j] = n ? cblas_dnrm2((int)n, W + j * n, 1) : 0.0;
+        } else if (pass == 0) {
+            st = mnorms(&g, n, W, keep, orig);
+        } else {
+            /* the kept columns of the first pass are M-orthonormal */
+            for (int64_t j = 0; j < keep; j++) orig[j] = 1.0;
+        }
+        if (st == SLA_OK) st = project(&g, n, V, g.Z, nv, W, keep, h);
+        if (st == SLA_OK) st = project(&g, n, V, g.Z, nv, W, keep, h);
+        /* directions that were (almost) inside span(V): zero them so SVQB drops them (with M
+         * the test is inside svqb, on its Gram matrix) */
+        for (int64_t j = 0; j < keep && st == SLA_OK && !Mb; j++) {
+            double after;
+            st = mnorm(&g, W + j * n, n, &after);
+            if (st == SLA_OK && after <= drop * orig[j])
                 memset(W + j * n, 0, sizeof(double) * (size_t)n);
+        }
         int64_t kept = 0;
-        st = svqb(n, W, keep, drop, T, &kept, work);
+        if (st == SLA_OK) st = svqb(&g, n, W, keep, drop, T, &kept, Mb ? orig : NULL, work);
         if (st == SLA_OK && B) {
             /* this pass maps its keep inputs to kept outputs: B ← T·B (T embedded in nw × nw) */
             memset(Tx, 0, sizeof(double) * (size_t)(nw * nw));
@@ -156,30 +279,10 @@ sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t n
     }
     if (st == SLA_OK && fill) {
         /* replace the dropped directions by random ones orthogonal to V and the kept columns */
-        for (int64_t j = keep; j < nw && st == SLA_OK; j++) {
-            for (int tries = 0;; tries++) {
-                eig_random(W + j * n, n, state);
-                double before = norm2(W + j * n, n);
-                for (int pass = 0; pass < 2; pass++) {
-                    project(n, V, nv, W + j * n, 1, h);
-                    project(n, W, j, W + j * n, 1, h);
-                }
-                double after = norm2(W + j * n, n);
-                if (after > 1e-3 * before) {
-                    cblas_dscal((int)n, 1.0 / after, W + j * n, 1);
-                    break;
-                }
-                if (tries == 9) {
-                    st = SLA_FAIL(SLA_EBREAKDOWN, "no direction left orthogonal to the basis "
-                                  "(%lld columns in %lld dimensions)", (long long)(nv + j),
-                                  (long long)n);
-                    break;
-                }
-            }
-            if (B) for (int64_t c = 0; c < nw; c++) B[j + c * nw] = 0.0;
-        }
+        st = fill_random(&g, n, V, nv, W, keep, nw, state, h, B);
         if (st == SLA_OK) keep = nw;
     }
+    sla_free(g.mw);
     sla_free(orig);
     sla_free(Tx);
     sla_free(T);
@@ -192,10 +295,16 @@ sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t n
 sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, double *X,
                            uint64_t *state)
 {
+    return eig_start_block_m(n, NULL, m, v0, nv0, X, state);
+}
+
+sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
+                             int64_t nv0, double *X, uint64_t *state)
+{
     int64_t nv = v0 ? (nv0 < m ? nv0 : m) : 0;
     if (nv) memcpy(X, v0, sizeof(double) * (size_t)(n * nv));
     eig_random(X + nv * n, n * (m - nv), state);
     int64_t kept;
     /* dependent columns of v0 are replaced by random ones */
-    return eig_orth(n, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
+    return eig_orth_m(n, Mb, NULL, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
 }

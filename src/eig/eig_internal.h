@@ -16,9 +16,24 @@ typedef struct eig_problem {
     double *owned;              /* the promoted copy (float32 input), else NULL */
     double *norm1;              /* [batch] ‖A_b‖₁ */
     double *gersh_lo, *gersh_hi;/* [batch] Gershgorin bounds of the spectrum */
+    /* Generalized problem A v = λ M v (has_M): M in float64 with A's batch (a batch-1 M is
+     * copied per element), ‖M_b‖₁ and M's Gershgorin bounds. */
+    int has_M;
+    const sla_pattern *pm;
+    int64_t nnzm;
+    sla_matrix Md;
+    double *mowned;
+    double *normM, *mgersh_lo, *mgersh_hi;  /* [batch] each */
 } eig_problem;
 
 sla_status eig_problem_init(const sla_matrix *A, eig_problem *P);
+/* Adds the mass matrix M (checked by the caller: n × n, dtype of A, batch 1 or A's). */
+sla_status eig_problem_set_mass(eig_problem *P, const sla_matrix *M);
+/* The scale of the residual ‖A x − λ M x‖₂/‖x‖₂ of batch element b: ‖A‖₁, or ‖A‖₁ + |λ|‖M‖₁
+ * with M (a zero scale counts as 1). */
+double eig_res_scale(const eig_problem *P, int64_t b, double lambda);
+/* Float64 view of batch element b of M (has_M only). */
+sla_matrix eig_mass_view(const eig_problem *P, int64_t b);
 void eig_problem_free(eig_problem *P);
 
 /* A caller's array for the aliasing checks (p NULL or bytes 0: absent). */
@@ -47,21 +62,27 @@ void eig_op_spmv(eig_op *op, eig_spmv_ctx *ctx);
 /* OP = the solver: solve with s (OP ≈ A⁻¹ or (A − σI)⁻¹); warnings of iterative solvers are
  * ignored (preconditioner use). A solver of batch 1 may serve every batch element. */
 void eig_op_solver(eig_op *op, int64_t n, int64_t batch, sla_solver *s);
+/* OP = (A − σM)⁻¹ M: the batched SpMV with M, then the solve with s (generalized shift-invert;
+ * P must have M and outlive op). */
+typedef struct eig_massinv_ctx { const eig_problem *P; sla_solver *s; } eig_massinv_ctx;
+void eig_op_solver_mass(eig_op *op, eig_massinv_ctx *ctx);
 /* OP = a user preconditioner callback, per batch element and vector. */
 typedef struct eig_cb_ctx { sla_precond_fn fn; void *ctx; sla_dtype dtype; } eig_cb_ctx;
 void eig_op_callback(eig_op *op, int64_t n, int64_t batch, eig_cb_ctx *cb);
 
-/* A − σ_b I on a pattern that holds the whole diagonal. */
+/* A − σ_b I (or A − σ_b M) on a pattern that holds the whole diagonal (and M's pattern). */
 typedef struct eig_shifted {
-    sla_pattern *pd;            /* A's pattern (retained) or A's plus the missing diagonal */
+    sla_pattern *pd;            /* A's pattern (retained) or A's plus the missing diagonal
+                                 * (plus M's pattern with M) */
     int64_t nnz;
     int64_t *diag;              /* [n] slot of (i, i) in pd */
     int64_t *slot;              /* [nnz of A] slot in pd of A's slot s; NULL if pd == A's */
+    int64_t *mslot;             /* [nnz of M] slot in pd of M's slot t; NULL without M */
     double *values;             /* [batch][nnz] */
 } eig_shifted;
 
 sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S);
-/* values = sgn·(A_b − shift[b]·I) (shift [batch], sgn = ±1). */
+/* values = sgn·(A_b − shift[b]·I), or sgn·(A_b − shift[b]·M_b) with M (shift [batch]). */
 void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift);
 void eig_shifted_free(eig_shifted *S);
 /* Factors sgn·(A_b − σ_b I) into *s: created on the first call (fopt, NULL: auto; cholesky = 1
@@ -87,6 +108,9 @@ sla_status eig_syev(int64_t m, double *G, double *w);
  * NULL), then pseudo-random ones. */
 sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, double *X,
                            uint64_t *state);
+/* The same, M-orthonormal (Mb as in eig_orth_m). */
+sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
+                             int64_t nv0, double *X, uint64_t *state);
 /* Orthonormalizes the nw columns of W against the nv orthonormal columns of V and among
  * themselves (two passes of projection + SVQB). Directions whose norm after projection falls
  * below drop·(their norm before) are numerically dependent: dropped (fill = 0, the kept columns
@@ -95,6 +119,14 @@ sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, 
  * directions zero (only with fill = 1). Returns the number of columns kept in *nkept. */
 sla_status eig_orth(int64_t n, const double *V, int64_t nv, double *W, int64_t nw, double drop,
                     int fill, uint64_t *state, double *B, int64_t *nkept);
+/* The same in the M-inner product xᵀMy (Mb: a float64 n × n matrix of batch 1; NULL: eig_orth):
+ * V and the result are M-orthonormal. Z = M·V (n × nv) if the caller keeps it (the projections
+ * then need no product with M), else NULL. */
+sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const double *Z, int64_t nv,
+                      double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
+                      int64_t *nkept);
+/* Y (n × m) = Mb·X (n × m), column-major; Mb NULL: copy. */
+sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y);
 
 /* What a driver returns for every batch element. */
 typedef struct eig_result {
@@ -111,7 +143,9 @@ sla_status eig_result_init(eig_result *R, int64_t n, int64_t batch, int64_t k);
 void eig_result_free(eig_result *R);
 
 /* True residuals ‖A x_i − λ_i x_i‖₂ for the k columns of every batch element; also replaces
- * λ_i by the Rayleigh quotient x_iᵀ A x_i (x_i normalized first). res [batch][k]. */
+ * λ_i by the Rayleigh quotient x_iᵀ A x_i (x_i normalized first). res [batch][k].
+ * With M: x_i is M-normalized (x_iᵀ M x_i = 1), λ_i = x_iᵀ A x_i and res = ‖A x_i − λ_i M x_i‖₂
+ * / ‖x_i‖₂. */
 sla_status eig_residuals(const eig_problem *P, eig_result *R, double *res);
 
 /* Drivers. */
@@ -155,6 +189,12 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
  * factors each batch element itself (NULL: regular mode). */
 sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
                       eig_result *R);
+
+/* The VJP of (Λ, V) (float64 accumulators dval [batch][nnz] and, with M, dmval [batch][nnz(M)],
+ * added to): eigenvalue and eigenvector terms, standard or generalized (P->has_M). */
+sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
+                   const void *eigenvectors, const void *gl, const void *gv, double *dval,
+                   double *dmval);
 
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);

@@ -73,24 +73,27 @@ static sla_status check_options(const sla_eigsh_options *o, int64_t n, int64_t k
     return SLA_OK;
 }
 
-/* Locates the first entry a_ij with |a_ij − a_ji| > rtol·max(|a_ij|, |a_ji|) for the message. */
-static sla_status symmetry_error(const eig_problem *P, double rtol)
+/* Locates the first entry x_ij with |x_ij − x_ji| > rtol·max(|x_ij|, |x_ji|) of the float64
+ * matrix X (named name: "A" or "M") for the message. */
+static sla_status symmetry_error(const char *name, const sla_matrix *X, double rtol)
 {
-    const int64_t *rp = sla_pattern_rowptr(P->p);
-    const int32_t *ci = sla_pattern_colind(P->p);
-    for (int64_t b = 0; b < P->batch; b++) {
-        const double *v = (const double *)P->Ad.values + b * P->nnz;
-        for (int64_t i = 0; i < P->n; i++)
+    const int64_t *rp = sla_pattern_rowptr(X->pattern);
+    const int32_t *ci = sla_pattern_colind(X->pattern);
+    int64_t n = sla_pattern_nrows(X->pattern), nnz = sla_pattern_nnz(X->pattern);
+    char e = name[0] == 'A' ? 'a' : 'm';
+    for (int64_t b = 0; b < X->batch; b++) {
+        const double *v = (const double *)X->values + b * nnz;
+        for (int64_t i = 0; i < n; i++)
             for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
-                int64_t t = sla_pattern_find(P->p, ci[s], i);
+                int64_t t = sla_pattern_find(X->pattern, ci[s], i);
                 double a = v[s], at = t >= 0 ? v[t] : 0.0;
                 if (fabs(a - at) > rtol * fmax(fabs(a), fabs(at)))
-                    return sla_error_set(SLA_EINVAL, "sla_eigsh", "A is not symmetric: batch %lld, a[%lld][%d] = %.17g "
-                                    "but a[%d][%lld] = %.17g (eigsh needs a symmetric matrix)",
-                                    (long long)b, (long long)i, ci[s], a, ci[s], (long long)i, at);
+                    return sla_error_set(SLA_EINVAL, "sla_eigsh", "%s is not symmetric: batch %lld, %c[%lld][%d] = %.17g "
+                                    "but %c[%d][%lld] = %.17g (eigsh needs a symmetric matrix)",
+                                    name, (long long)b, e, (long long)i, ci[s], a, e, ci[s], (long long)i, at);
             }
     }
-    return sla_error_set(SLA_EINVAL, "sla_eigsh", "A is not symmetric (eigsh needs a symmetric matrix)");
+    return sla_error_set(SLA_EINVAL, "sla_eigsh", "%s is not symmetric (eigsh needs a symmetric matrix)", name);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -156,7 +159,31 @@ static int iterative_fits(int64_t n, const plan *pl, int64_t k, sla_eigsh_method
     return pl->ncv >= k + pl->p && pl->ncv + pl->p <= n && pl->ncv > k;
 }
 
-/* Factors sgn·(A − σ_b I) for the plan: σ_b = sigma, or the Gershgorin bound of the side given
+/* The shift of batch element b: sigma, or (gersh) a bound of the side of the spectrum given by
+ * sgn moved out by 1e-10 of its scale. Standard problem: the Gershgorin bound of A. With M,
+ * xᵀAx/xᵀMx is bounded by A's Gershgorin bound over M's (lo_M > 0 needed; SLA_EUNSUPPORTED
+ * otherwise): λ ≥ lo_A/hi_M if lo_A ≥ 0, else lo_A/lo_M; λ ≤ hi_A/lo_M if hi_A ≥ 0, else hi_A/hi_M. */
+static sla_status initial_shift(const eig_problem *P, int64_t b, double sgn, int gersh, double sigma,
+                                double *shift)
+{
+    if (!gersh) { *shift = sigma; return SLA_OK; }
+    if (!P->has_M) {
+        *shift = sgn > 0 ? P->gersh_lo[b] - 1e-10 * P->norm1[b] : P->gersh_hi[b] + 1e-10 * P->norm1[b];
+        return SLA_OK;
+    }
+    double mlo = P->mgersh_lo[b], mhi = P->mgersh_hi[b];
+    if (!(mlo > 0))
+        return SLA_FAIL(SLA_EUNSUPPORTED, "which = %s with a mass matrix and an indefinite A: no "
+                        "shift %s the spectrum is known (M's Gershgorin lower bound %g ≤ 0, batch "
+                        "%lld); give options.sigma", sgn > 0 ? "SA" : "LA",
+                        sgn > 0 ? "below" : "above", mlo, (long long)b);
+    double lo = P->gersh_lo[b], hi = P->gersh_hi[b];
+    double bound = sgn > 0 ? (lo >= 0 ? lo / mhi : lo / mlo) : (hi >= 0 ? hi / mlo : hi / mhi);
+    *shift = bound - sgn * 1e-10 * (fabs(bound) + P->norm1[b] / mhi);
+    return SLA_OK;
+}
+
+/* Factors sgn·(A − σ_b I) (sgn·(A − σ_b M) with M) for the plan: σ_b = sigma, or the Gershgorin bound of the side given
  * by sgn (gersh = 1: below the spectrum for sgn = +1, above for −1) moved out by 1e-10·‖A‖₁.
  * cholesky = 1: a verified shift (SLA_ENOTSPD if sgn·(A − σI) is not SPD). */
 static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn,
@@ -170,14 +197,15 @@ static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, pl
     }
     double *want = sla_malloc((size_t)P->batch, sizeof(double), "shifts");
     if (!want) return SLA_ENOMEM;
-    for (int64_t b = 0; b < P->batch; b++)
-        want[b] = !gersh ? sigma : sgn > 0 ? P->gersh_lo[b] - 1e-10 * P->norm1[b]
-                                           : P->gersh_hi[b] + 1e-10 * P->norm1[b];
+    sla_status st = SLA_OK;
+    for (int64_t b = 0; b < P->batch && st == SLA_OK; b++)
+        st = initial_shift(P, b, sgn, gersh, sigma, &want[b]);
+    if (st != SLA_OK) { sla_free(want); return st; }
     si->fopt = o->factor_options;
     si->sgn = sgn;
     si->verified = cholesky;
     sla_solver_free(&si->solver);
-    sla_status st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma);
+    st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma);
     si->factorizations++;
     sla_free(want);
     if (st == SLA_OK) pl->si_mode = 1;
@@ -231,6 +259,19 @@ static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o,
         return si_factor(P, o, pl, 1.0, 0.0, 0, 0);
     }
     default:
+        if (P->has_M) {
+            /* regular mode would need M⁻¹A: LM of a semidefinite A is an end of the spectrum */
+            if (all_ge0(P) || all_le0(P)) {
+                sla_status st = verified_end(P, o, pl, all_ge0(P) ? -1.0 : 1.0);
+                if (st == SLA_OK)
+                    snprintf(pl->why, sizeof pl->why, "LM of a semidefinite A with M: the %s end, "
+                             "shift-invert at a shift proved by Cholesky", all_ge0(P) ? "upper" : "lower");
+                return st;
+            }
+            return SLA_FAIL(SLA_EUNSUPPORTED, "which = LM without sigma for A v = λ M v with an "
+                            "indefinite A (Gershgorin): Lanczos has no regular mode with M; use "
+                            "method lobpcg or auto (both ends), options.sigma, or which = SA / LA");
+        }
         pl->want = EIG_WANT_LM;
         snprintf(pl->why, sizeof pl->why, "LM: Lanczos on A (regular mode)");
         return SLA_OK;
@@ -386,7 +427,9 @@ static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, pla
     } else {
         eig_op op;
         eig_spmv_ctx sc = {P, 1.0};
-        if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
+        eig_massinv_ctx mc = {P, pl->si.solver};
+        if (pl->si_mode && P->has_M) eig_op_solver_mass(&op, &mc);
+        else if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
         else eig_op_spmv(&op, &sc);
         st = eig_lanczos(P, &op, pl->si_mode ? &pl->si : NULL, &lo, R);
         eig_op_free(&op);
@@ -411,7 +454,8 @@ static int by_lambda(const void *a, const void *b)
 }
 
 /* Ascending order, sign convention, outputs in the dtype of A; returns the converged count
- * (true residual ≤ tol·‖A‖₁) minimum and the maximum relative residual. */
+ * (true residual ≤ tol·‖A‖₁, tol·(‖A‖₁ + |λ|‖M‖₁) with M) minimum and the maximum relative
+ * residual. */
 static sla_status finish(const eig_problem *P, const sla_eigsh_options *o, sla_dtype dtype,
                          eig_result *R, const double *res, void *eigenvalues, void *eigenvectors,
                          int64_t *nconv_min, double *maxres)
@@ -422,9 +466,11 @@ static sla_status finish(const eig_problem *P, const sla_eigsh_options *o, sla_d
     *nconv_min = k;
     *maxres = 0;
     for (int64_t b = 0; b < P->batch; b++) {
-        double nA = P->norm1[b] > 0 ? P->norm1[b] : 1.0;
         int64_t nc = 0;
-        for (int64_t j = 0; j < k; j++) pr[j] = (pair){R->lambda[b * k + j], res[b * k + j] / nA, j};
+        for (int64_t j = 0; j < k; j++) {
+            double lam = R->lambda[b * k + j];
+            pr[j] = (pair){lam, res[b * k + j] / eig_res_scale(P, b, lam), j};
+        }
         qsort(pr, (size_t)k, sizeof *pr, by_lambda);
         for (int64_t q = 0; q < k; q++) {
             const double *x = R->X + (b * k + pr[q].j) * n;
@@ -495,6 +541,35 @@ static void describe(const eig_result *R, const plan *pl, char *out, size_t cap)
     if (pl->why[0]) append_whole(out, cap, "; ", pl->why, strlen(pl->why));
 }
 
+/* The mass matrix against A: valid, finite, n × n, A's dtype, batch 1 or A's. */
+static sla_status check_mass(const sla_matrix *A, const sla_matrix *M, int64_t n)
+{
+    SLA_TRY(sla_matrix_check_for("sla_eigsh", "options.M", M, 1));
+    int64_t r = sla_pattern_nrows(M->pattern), c = sla_pattern_ncols(M->pattern);
+    if (r != n || c != n)
+        return SLA_FAIL(SLA_ESHAPE, "options.M is %lld × %lld but A is %lld × %lld: the mass matrix "
+                        "must have A's size", (long long)r, (long long)c, (long long)n, (long long)n);
+    if (M->dtype != A->dtype)
+        return SLA_FAIL(SLA_EDTYPE, "options.M is %s but A is %s: the mass matrix must have A's dtype",
+                        sla_dtype_name(M->dtype), sla_dtype_name(A->dtype));
+    SLA_CHECK_ARG(M->batch == 1 || M->batch == A->batch, "options.M has batch %lld; it must be 1 "
+                  "or A's batch %lld", (long long)M->batch, (long long)A->batch);
+    return SLA_OK;
+}
+
+/* M SPD, proved by one Cholesky factorization (the message of a failure names the column). */
+static sla_status check_mass_spd(const eig_problem *P)
+{
+    sla_solver_options so;
+    sla_solver_options_init(&so);
+    so.method = SLA_METHOD_CHOLESKY;
+    sla_solver *s = NULL;
+    sla_status st = sla_solver_create(&P->Md, &so, &s);
+    sla_solver_free(&s);
+    if (st == SLA_OK) return SLA_OK;
+    return sla_error_wrap(st, "sla_eigsh", "the mass matrix M must be symmetric positive definite");
+}
+
 sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
                      void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
 {
@@ -509,6 +584,7 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
     if (opt) o = *opt;
     else sla_eigsh_options_init(&o);
     SLA_TRY(check_options(&o, n, k));
+    if (o.M) SLA_TRY(check_mass(A, o.M, n));
     {
         size_t es = sla_dtype_size(A->dtype), nb = (size_t)A->batch;
         const eig_array out[] = {
@@ -517,8 +593,10 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
             {"options.residuals", o.residuals, nb * (size_t)k * sizeof(double)}};
         const eig_array in[] = {
             {"A's values", A->values, nb * (size_t)sla_pattern_nnz(A->pattern) * es},
-            {"options.v0", o.v0, nb * (size_t)(n * o.nv0) * es}};
-        SLA_TRY(eig_check_aliasing(__func__, out, 3, in, 2));
+            {"options.v0", o.v0, nb * (size_t)(n * o.nv0) * es},
+            {"M's values", o.M ? o.M->values : NULL,
+             o.M ? (size_t)o.M->batch * (size_t)sla_pattern_nnz(o.M->pattern) * es : 0}};
+        SLA_TRY(eig_check_aliasing(__func__, out, 3, in, 3));
     }
     if (o.tol == 0) o.tol = 1e-14;
     if (o.v0) {
@@ -530,17 +608,27 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
     double rtol = A->dtype == SLA_FLOAT64 ? 1e-10 : 1e-5;
     SLA_TRY(sla_matrix_is_symmetric(A, rtol, 0, &sym));
 
+    int msym = 1;
+    if (o.M) SLA_TRY(sla_matrix_is_symmetric(o.M, rtol, 0, &msym));
+
     eig_problem P;
     SLA_TRY(eig_problem_init(A, &P));
     if (!sym) {
-        sla_status st = symmetry_error(&P, rtol);
+        sla_status st = symmetry_error("A", &P.Ad, rtol);
         eig_problem_free(&P);
         return st;
     }
     plan pl = {0};
     eig_result R = {0};
     double *v0 = NULL, *res = NULL;
-    sla_status st = choose_method(&P, &o, k, &pl);
+    int64_t mfact = 0;
+    sla_status st = o.M ? eig_problem_set_mass(&P, o.M) : SLA_OK;
+    if (st == SLA_OK && !msym) st = symmetry_error("M", &P.Md, rtol);
+    if (st == SLA_OK && o.M && o.method != SLA_EIGSH_DENSE) {
+        st = check_mass_spd(&P);
+        mfact = 1;
+    }
+    if (st == SLA_OK) st = choose_method(&P, &o, k, &pl);
     if (st == SLA_OK) st = eig_result_init(&R, n, A->batch, k);
     if (st == SLA_OK && o.v0) {
         /* [batch][n][nv0] row-major of dtype → column-major float64 blocks */
@@ -572,10 +660,13 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
         info->operator_applications = R.op_apps;
         info->precond_applications = R.prec_apps;
         info->spmv = R.spmv;
-        info->factorizations = R.factorizations;
+        info->factorizations = R.factorizations + mfact;
         info->converged = nconv;
         info->max_residual = maxres;
-        for (int64_t b = 0; b < A->batch; b++) info->norm_A = fmax(info->norm_A, P.norm1[b]);
+        for (int64_t b = 0; b < A->batch; b++) {
+            info->norm_A = fmax(info->norm_A, P.norm1[b]);
+            if (P.has_M) info->norm_M = fmax(info->norm_M, P.normM[b]);
+        }
         describe(&R, &pl, info->description, sizeof info->description);
     }
     plan_free(&pl);
@@ -586,7 +677,7 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
     if (st < 0) return st;
     if (nconv < k)
         return SLA_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
-                        "‖Av − λv‖/‖A‖₁ = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
-                        maxres, o.tol);
+                        "%s = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
+                        o.M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, o.tol);
     return SLA_OK;
 }

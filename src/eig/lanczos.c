@@ -10,6 +10,9 @@
  * kk best Ritz vectors: V ← V·Y_kk, H ← diag(θ_kk), E ← E·Y_kk (Wu & Simon 2000; Stewart 2001).
  * A block of p > 1 vectors finds eigenvalues of multiplicity up to p without relying on
  * rounding errors. OP is A (regular mode) or (A − σI)⁻¹ (shift-invert, λ = σ + 1/θ).
+ * Generalized problem: OP = (A − σM)⁻¹M, self-adjoint in ⟨x, y⟩_M = xᵀMy, so the same recurrence
+ * runs with M-inner products (V M-orthonormal, H = VᵀM·OP·V; Ericsson & Ruhe 1980, Grimes, Lewis
+ * & Simon 1994): every projection and Gram matrix multiplies by M first.
  * The batch advances together: one batched operator application per step. */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +30,9 @@ typedef struct ks_elem {
     double *h, *Bm;     /* (ncv + p) × p projections, p × p */
     double *tmp;        /* n × ncv restart product */
     int64_t *order;     /* ncv: Ritz indices, best first */
+    double *Z;          /* n × (ncv + p): M·V (generalized problem), else NULL */
+    const sla_matrix *Mb; /* float64 view of M_b for the M-inner product, or NULL */
+    sla_matrix mview;
     double *est;        /* ncv: residual estimates (relative, ‖A x − λ x‖/‖A‖₁) */
     int64_t j;
     double tight;       /* factor on the tolerance after a failed true-residual check */
@@ -38,12 +44,20 @@ static void ks_free(ks_elem *e)
 {
     sla_free(e->V); sla_free(e->H); sla_free(e->E); sla_free(e->Y); sla_free(e->theta);
     sla_free(e->h); sla_free(e->Bm); sla_free(e->tmp); sla_free(e->order); sla_free(e->est);
+    sla_free(e->Z);
     memset(e, 0, sizeof *e);
 }
 
-static sla_status ks_alloc(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t b)
+static sla_status ks_alloc(ks_elem *e, const eig_problem *P, int64_t ncv, int64_t p, int64_t b)
 {
+    int64_t n = P->n;
     memset(e, 0, sizeof *e);
+    if (P->has_M) {
+        e->mview = eig_mass_view(P, b);
+        e->Mb = &e->mview;
+        e->Z = sla_malloc((size_t)(n * (ncv + p)), sizeof(double), "M times basis");
+        if (!e->Z) return SLA_ENOMEM;
+    }
     e->V = sla_malloc((size_t)(n * (ncv + p)), sizeof(double), "Lanczos basis");
     e->H = sla_calloc((size_t)(ncv * ncv), sizeof(double), "projected matrix");
     e->E = sla_calloc((size_t)(p * ncv), sizeof(double), "coupling");
@@ -82,11 +96,13 @@ static void order_ritz(eig_want w, const double *theta, int64_t j, int64_t *orde
     }
 }
 
-/* Ritz pairs of H (j × j), ordered best first, with residual estimates relative to ‖A‖₁;
- * sig = |σ| in shift-invert mode, −1 in regular mode. */
-static sla_status ritz(ks_elem *e, eig_want want, int64_t j, int64_t ncv, int64_t p, double normA,
-                       double sig)
+/* Ritz pairs of H (j × j), ordered best first, with residual estimates relative to ‖A‖₁
+ * (‖A‖₁ + |λ|‖M‖₁ with M); si NULL in regular mode. */
+static sla_status ritz(ks_elem *e, eig_want want, int64_t j, int64_t ncv, int64_t p,
+                       const eig_problem *P, int64_t b, const eig_si *si)
 {
+    double normA = P->norm1[b];
+    double sig = si ? fabs(si->sigma[b]) * (P->has_M ? P->normM[b] : 1.0) : -1.0;
     for (int64_t c = 0; c < j; c++) memcpy(e->Y + c * j, e->H + c * ncv, sizeof(double) * (size_t)j);
     SLA_TRY(eig_syev(j, e->Y, e->theta));
     order_ritz(want, e->theta, j, e->order);
@@ -99,9 +115,11 @@ static sla_status ritz(ks_elem *e, eig_want want, int64_t j, int64_t ncv, int64_
             r += t * t;
         }
         r = sqrt(r);
-        /* shift-invert: ‖A x − λ x‖ = ‖(A − σI) r‖/|θ| ≤ (‖A‖₁ + |σ|)·‖E y‖/|θ| */
+        /* shift-invert: ‖A x − λ M x‖ = ‖(A − σM) r‖/|θ| ≤ (‖A‖₁ + |σ|‖M‖₁)·‖E y‖/|θ| (the
+         * M-norm of r stands for its 2-norm: an estimate, checked by verify) */
         if (sig >= 0) r = fabs(e->theta[i]) > 0 ? (normA + sig) * r / fabs(e->theta[i]) : INFINITY;
-        e->est[q] = normA > 0 ? r / normA : r;
+        double lam = si ? si->sigma[b] + si->sgn / e->theta[i] : e->theta[i];
+        e->est[q] = P->has_M ? r / eig_res_scale(P, b, lam) : normA > 0 ? r / normA : r;
     }
     return SLA_OK;
 }
@@ -124,18 +142,25 @@ static void extract(const ks_elem *e, const eig_si *si, int64_t b, int64_t n, in
     }
 }
 
-/* True residuals of the extracted pairs of one batch element (k SpMVs). */
+/* True residuals of the extracted pairs of one batch element (k SpMVs, 2k with M): ok counts
+ * the pairs with ‖A x − λ M x‖ ≤ tol·scale(λ)·‖x‖. y, z: n each. */
 static sla_status verify(const eig_problem *P, int64_t b, const double *X, const double *lambda,
-                         int64_t k, double thresh, double *y, int64_t *ok)
+                         int64_t k, double tol, double *y, double *z, int64_t *ok)
 {
     int64_t n = P->n;
     sla_matrix Ab = sla_matrix_view(P->p, SLA_FLOAT64, 1, (const double *)P->Ad.values + b * P->nnz);
     *ok = 0;
     for (int64_t q = 0; q < k; q++) {
         SLA_TRY(sla_spmv(SLA_OP_N, 1.0, &Ab, X + q * n, 0, 1, 0.0, y));
-        double r = 0, nx = 0;
+        const double *mx = X + q * n;
+        if (P->has_M) {
+            sla_matrix Mb = eig_mass_view(P, b);
+            SLA_TRY(sla_spmv(SLA_OP_N, 1.0, &Mb, X + q * n, 0, 1, 0.0, z));
+            mx = z;
+        }
+        double r = 0, nx = 0, thresh = tol * eig_res_scale(P, b, lambda[q]);
         for (int64_t i = 0; i < n; i++) {
-            double d = y[i] - lambda[q] * X[q * n + i];
+            double d = y[i] - lambda[q] * mx[i];
             r += d * d;
             nx += X[q * n + i] * X[q * n + i];
         }
@@ -154,7 +179,8 @@ static sla_status expand(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
     double *acc = e->tmp;   /* jp × p scratch (tmp is n × ncv ≥ jp × p) */
     memset(acc, 0, sizeof(double) * (size_t)(jp * p));
     for (int pass = 0; pass < 2; pass++) {
-        eig_tn(n, jp, p, e->V, W, h);
+        /* M-inner product with M: h = Vᵀ (M W) = (M V)ᵀ W = Zᵀ W */
+        eig_tn(n, jp, p, e->Mb ? e->Z : e->V, W, h);
         eig_nn(n, jp, p, -1.0, e->V, h, jp, W);
         for (int64_t q = 0; q < jp * p; q++) acc[q] += h[q];
     }
@@ -169,7 +195,8 @@ static sla_status expand(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
         }
     }
     int64_t kept;
-    SLA_TRY(eig_orth(n, e->V, jp, W, p, DROP, 1, &e->seed, e->Bm, &kept));
+    SLA_TRY(eig_orth_m(n, e->Mb, e->V, e->Z, jp, W, p, DROP, 1, &e->seed, e->Bm, &kept));
+    if (e->Mb) SLA_TRY(eig_mass_apply(e->Mb, n, p, W, e->Z + jp * n));
     memset(e->E, 0, sizeof(double) * (size_t)(p * ncv));
     for (int64_t c = 0; c < p; c++)
         for (int64_t r = 0; r < p; r++) e->E[r + (j + c) * p] = e->Bm[r + c * p];
@@ -190,6 +217,13 @@ static sla_status restart(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t
     eig_nn(n, j, kk, 1.0, e->V, Ysel, j, e->tmp);
     memcpy(e->V, e->tmp, sizeof(double) * (size_t)(n * kk));
     memmove(e->V + kk * n, e->V + j * n, sizeof(double) * (size_t)(n * p));
+    if (e->Z) {
+        /* Z = M V follows V: the same combinations */
+        memset(e->tmp, 0, sizeof(double) * (size_t)(n * kk));
+        eig_nn(n, j, kk, 1.0, e->Z, Ysel, j, e->tmp);
+        memcpy(e->Z, e->tmp, sizeof(double) * (size_t)(n * kk));
+        memmove(e->Z + kk * n, e->Z + j * n, sizeof(double) * (size_t)(n * p));
+    }
     for (int64_t q = 0; q < kk; q++)
         for (int64_t r = 0; r < p; r++) {
             double t = 0;
@@ -211,7 +245,8 @@ static sla_status restart(ks_elem *e, int64_t n, int64_t ncv, int64_t p, int64_t
 static sla_status reset(ks_elem *e, int64_t n, int64_t ncv, int64_t p)
 {
     int64_t kept;
-    SLA_TRY(eig_orth(n, NULL, 0, e->V, p, DROP, 1, &e->seed, NULL, &kept));
+    SLA_TRY(eig_orth_m(n, e->Mb, NULL, NULL, 0, e->V, p, DROP, 1, &e->seed, NULL, &kept));
+    if (e->Mb) SLA_TRY(eig_mass_apply(e->Mb, n, p, e->V, e->Z));
     memset(e->H, 0, sizeof(double) * (size_t)(ncv * ncv));
     memset(e->E, 0, sizeof(double) * (size_t)(p * ncv));
     e->j = 0;
@@ -308,14 +343,16 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
     int64_t *cnt = sla_calloc((size_t)batch, sizeof(int64_t), "block widths");
     int64_t *restarts = sla_calloc((size_t)batch, sizeof(int64_t), "restart counts");
     int *move = sla_calloc((size_t)batch, sizeof(int), "shift requests");
-    double *y = sla_malloc((size_t)n, sizeof(double), "residual vector");
+    double *y = sla_malloc((size_t)(2 * n), sizeof(double), "residual vectors");
     double *newsig = sla_malloc((size_t)batch, sizeof(double), "shifts");
     sla_status st = (E && X && cnt && restarts && move && y && newsig) ? SLA_OK : SLA_ENOMEM;
     double **Y = X ? X + batch : NULL;
-    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = ks_alloc(&E[b], n, ncv, p, b);
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = ks_alloc(&E[b], P, ncv, p, b);
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         ks_elem *e = &E[b];
-        st = eig_start_block(n, p, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->V, &e->seed);
+        st = eig_start_block_m(n, e->Mb, p, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->V,
+                               &e->seed);
+        if (st == SLA_OK && e->Mb) st = eig_mass_apply(e->Mb, n, p, e->V, e->Z);
         e->j = 0;
     }
     int64_t steps = 0, nmoved = 0, maxrestarts = 0;
@@ -340,7 +377,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
             if (!X[b]) continue;
             st = expand(e, n, ncv, p);
             if (st == SLA_OK)
-                st = ritz(e, o->want, e->j, ncv, p, P->norm1[b], si ? fabs(si->sigma[b]) : -1.0);
+                st = ritz(e, o->want, e->j, ncv, p, P, b, si);
             if (st != SLA_OK) break;
             int64_t nc = 0;
             if (e->j >= k)
@@ -351,8 +388,8 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
                 double *Xb = R->X + b * k * n, *lb = R->lambda + b * k;
                 extract(e, si, b, n, e->j, k, Xb, lb);
                 int64_t ok;
-                st = verify(P, b, Xb, lb, k, o->tol * P->norm1[b], y, &ok);
-                R->spmv += k;
+                st = verify(P, b, Xb, lb, k, o->tol, y, y + n, &ok);
+                R->spmv += P->has_M ? 2 * k : k;
                 if (st == SLA_OK && ok == k) { e->done = 1; continue; }
                 e->tight *= 0.01;
             }
@@ -382,7 +419,9 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
     R->op_apps += op->count;
     if (st == SLA_OK)
         snprintf(R->what, sizeof R->what, "thick-restart Lanczos (block %lld, ncv %lld) on %s%s",
-                 (long long)p, (long long)ncv, !si ? "A" : si->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
+                 (long long)p, (long long)ncv,
+                 !si ? "A" : P->has_M ? (si->sgn > 0 ? "(A − σM)⁻¹M" : "(σM − A)⁻¹M")
+                                      : si->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹",
                  nmoved ? ", shift moved" : "");
     for (int64_t b = 0; E && b < batch; b++) ks_free(&E[b]);
     sla_free(E);

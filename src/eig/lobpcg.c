@@ -8,7 +8,11 @@
  * and orthogonal to the new X in the small space (Z − Y·YᵀZ, then SVQB), so P needs no extra
  * operator application. Converged columns are soft-locked (kept in X, no W column).
  * The batch advances together: each iteration is one batched SpMV (and one batched
- * preconditioner application) over the still active batch elements. */
+ * preconditioner application) over the still active batch elements.
+ * Generalized problem A v = λ M v: Knyazev's B = M. S is kept M-orthonormal with M·S stored
+ * beside it (updated by the same coefficients), the residuals are A x − θ M x, and W is
+ * M-orthogonalized against [X, P] (eig_orth_m with the stored M·S); the Rayleigh–Ritz problem
+ * stays a standard one. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +24,9 @@
 typedef struct lob_elem {
     double *S, *AS;      /* n × 3m: [X (m) | P (np) | W (nw)] and B times it */
     double *Sn, *ASn;    /* n × 2m: the new [X | P] */
+    double *MS, *MSn;    /* with M: M·S and M·Sn (S M-orthonormal), else NULL */
+    const sla_matrix *Mb;/* float64 view of M_b, or NULL */
+    sla_matrix mview;
     double *G;           /* (3m)² projected matrix, then its eigenvectors */
     double *theta;       /* 3m */
     double *YZ;          /* 3m × 2m: Ritz coefficients Y and P coefficients Z */
@@ -36,6 +43,8 @@ static void elem_free(lob_elem *e)
     sla_free(e->AS);
     sla_free(e->Sn);
     sla_free(e->ASn);
+    sla_free(e->MS);
+    sla_free(e->MSn);
     sla_free(e->G);
     sla_free(e->theta);
     sla_free(e->YZ);
@@ -44,9 +53,17 @@ static void elem_free(lob_elem *e)
     memset(e, 0, sizeof *e);
 }
 
-static sla_status elem_alloc(lob_elem *e, int64_t n, int64_t m, int64_t b)
+static sla_status elem_alloc(lob_elem *e, const eig_problem *P, int64_t m, int64_t b)
 {
+    int64_t n = P->n;
     memset(e, 0, sizeof *e);
+    if (P->has_M) {
+        e->mview = eig_mass_view(P, b);
+        e->Mb = &e->mview;
+        e->MS = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis times M");
+        e->MSn = sla_malloc((size_t)(2 * m * n), sizeof(double), "LOBPCG new block times M");
+        if (!e->MS || !e->MSn) { elem_free(e); return SLA_ENOMEM; }
+    }
     e->S = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis");
     e->AS = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis image");
     e->Sn = sla_malloc((size_t)(2 * m * n), sizeof(double), "LOBPCG new block");
@@ -92,31 +109,42 @@ static sla_status rayleigh_ritz(lob_elem *e, int64_t n, int64_t m, int64_t nb, i
     eig_nn(n, nb, nc, 1.0, e->AS, e->YZ, nb, e->ASn);
     memcpy(e->S, e->Sn, sizeof(double) * (size_t)(n * nc));
     memcpy(e->AS, e->ASn, sizeof(double) * (size_t)(n * nc));
+    if (e->MS) {
+        /* M·S follows S (the coefficients of an M-orthonormal basis) */
+        memset(e->MSn, 0, sizeof(double) * (size_t)(n * nc));
+        eig_nn(n, nb, nc, 1.0, e->MS, e->YZ, nb, e->MSn);
+        memcpy(e->MS, e->MSn, sizeof(double) * (size_t)(n * nc));
+    }
     e->np = np;
     return SLA_OK;
 }
 
-/* R = AX − X·diag(θ) into the W slot for the active columns; residual norms of all m. */
-static int64_t residuals(lob_elem *e, int64_t n, int64_t m, int64_t k, double thresh)
+/* R = AX − MX·diag(θ) (M = I without a mass matrix) into the W slot for the active columns;
+ * residual norms of all m; converged: ‖r_j‖ ≤ tol·scale(θ_j)·‖x_j‖ (eig_res_scale). */
+static int64_t residuals(lob_elem *e, const eig_problem *P, int64_t b, int64_t m, int64_t k,
+                         double tol)
 {
+    int64_t n = P->n;
     double *W = e->S + (m + e->np) * n;
     int64_t na = 0, nconv = 0;
     for (int64_t j = 0; j < m; j++) {
-        const double *x = e->S + j * n, *ax = e->AS + j * n;
-        double r = 0;
+        const double *x = e->S + j * n, *ax = e->AS + j * n, *mx = e->MS ? e->MS + j * n : x;
+        double r = 0, nx = 0;
         for (int64_t i = 0; i < n; i++) {
-            double d = ax[i] - e->theta[j] * x[i];
+            double d = ax[i] - e->theta[j] * mx[i];
             r += d * d;
+            nx += x[i] * x[i];
         }
         e->res[j] = sqrt(r);
+        double thresh = tol * eig_res_scale(P, b, e->theta[j]) * (e->MS ? sqrt(nx) : 1.0);
         if (j < k && e->res[j] <= thresh) nconv++;
         if (e->res[j] > thresh) e->active[na++] = j;
     }
     for (int64_t a = 0; a < na; a++) {
         int64_t j = e->active[a];
-        const double *x = e->S + j * n, *ax = e->AS + j * n;
+        const double *x = e->S + j * n, *ax = e->AS + j * n, *mx = e->MS ? e->MS + j * n : x;
         double *w = W + a * n;
-        for (int64_t i = 0; i < n; i++) w[i] = ax[i] - e->theta[j] * x[i];
+        for (int64_t i = 0; i < n; i++) w[i] = ax[i] - e->theta[j] * mx[i];
     }
     e->nw = nconv == k ? 0 : na;
     return nconv;
@@ -137,12 +165,14 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
     int64_t *cnt = sla_calloc((size_t)batch, sizeof(int64_t), "block widths");
     sla_status st = (E && X && cnt) ? SLA_OK : SLA_ENOMEM;
     double **Y = X ? X + batch : NULL;
-    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = elem_alloc(&E[b], n, m, b);
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = elem_alloc(&E[b], P, m, b);
 
     /* start block: v0's columns, then random ones; orthonormal */
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         lob_elem *e = &E[b];
-        st = eig_start_block(n, m, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->S, &e->seed);
+        st = eig_start_block_m(n, e->Mb, m, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->S,
+                               &e->seed);
+        if (st == SLA_OK && e->Mb) st = eig_mass_apply(e->Mb, n, m, e->S, e->MS);
         X[b] = e->S;
         Y[b] = e->AS;
         cnt[b] = m;
@@ -161,7 +191,7 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
             lob_elem *e = &E[b];
             X[b] = Y[b] = NULL;
             if (e->done) continue;
-            R->nconv[b] = residuals(e, n, m, k, thresh_scale * P->norm1[b]);
+            R->nconv[b] = residuals(e, P, b, m, k, thresh_scale);
             if (e->nw == 0) { e->done = 1; continue; }
             any = 1;
             X[b] = Y[b] = e->S + (m + e->np) * n;
@@ -178,7 +208,10 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
             lob_elem *e = &E[b];
             if (!X[b]) continue;
             int64_t kept;
-            st = eig_orth(n, e->S, m + e->np, X[b], e->nw, DROP, 0, &e->seed, NULL, &kept);
+            st = eig_orth_m(n, e->Mb, e->S, e->MS, m + e->np, X[b], e->nw, DROP, 0, &e->seed, NULL,
+                            &kept);
+            if (st == SLA_OK && e->Mb && kept)
+                st = eig_mass_apply(e->Mb, n, kept, X[b], e->MS + (m + e->np) * n);
             e->nw = kept;
             cnt[b] = kept;
             Y[b] = e->AS + (m + e->np) * n;
@@ -191,7 +224,7 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
     /* final residuals (for the elements stopped by maxiter) and the results */
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         lob_elem *e = &E[b];
-        R->nconv[b] = residuals(e, n, m, k, thresh_scale * P->norm1[b]);
+        R->nconv[b] = residuals(e, P, b, m, k, thresh_scale);
         for (int64_t j = 0; j < k; j++) {
             R->lambda[b * k + j] = s * e->theta[j];
             memcpy(R->X + (b * k + j) * n, e->S + j * n, sizeof(double) * (size_t)n);

@@ -7,6 +7,8 @@
 #include "eig/eig_internal.h"
 #include "solve/backend.h"
 
+static void gershgorin(const sla_matrix *X, int64_t n, double *lo, double *hi);
+
 sla_status eig_problem_init(const sla_matrix *A, eig_problem *P)
 {
     memset(P, 0, sizeof *P);
@@ -32,30 +34,79 @@ sla_status eig_problem_init(const sla_matrix *A, eig_problem *P)
     P->gersh_hi = P->gersh_lo + P->batch;
     sla_status st = sla_matrix_norm(&P->Ad, '1', P->norm1);
     if (st != SLA_OK) { eig_problem_free(P); return st; }
-    const int64_t *rp = sla_pattern_rowptr(P->p);
-    const int32_t *ci = sla_pattern_colind(P->p);
-    for (int64_t b = 0; b < P->batch; b++) {
-        const double *v = (const double *)P->Ad.values + b * P->nnz;
-        double lo = INFINITY, hi = -INFINITY;
-        for (int64_t i = 0; i < P->n; i++) {
+    gershgorin(&P->Ad, P->n, P->gersh_lo, P->gersh_hi);
+    return SLA_OK;
+}
+
+/* Gershgorin bounds of every batch element of the float64 matrix X (lo, hi [batch]). */
+static void gershgorin(const sla_matrix *X, int64_t n, double *lo, double *hi)
+{
+    const int64_t *rp = sla_pattern_rowptr(X->pattern);
+    const int32_t *ci = sla_pattern_colind(X->pattern);
+    int64_t nnz = sla_pattern_nnz(X->pattern);
+    for (int64_t b = 0; b < X->batch; b++) {
+        const double *v = (const double *)X->values + b * nnz;
+        double l = INFINITY, h = -INFINITY;
+        for (int64_t i = 0; i < n; i++) {
             double d = 0, off = 0;
             for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
                 if (ci[s] == i) d += v[s];
                 else off += fabs(v[s]);
             }
-            lo = fmin(lo, d - off);
-            hi = fmax(hi, d + off);
+            l = fmin(l, d - off);
+            h = fmax(h, d + off);
         }
-        P->gersh_lo[b] = P->n ? lo : 0;
-        P->gersh_hi[b] = P->n ? hi : 0;
+        lo[b] = n ? l : 0;
+        hi[b] = n ? h : 0;
     }
+}
+
+sla_status eig_problem_set_mass(eig_problem *P, const sla_matrix *M)
+{
+    P->pm = M->pattern;
+    P->nnzm = sla_pattern_nnz(M->pattern);
+    P->Md = *M;
+    if (M->dtype == SLA_FLOAT32 || M->batch != P->batch) {
+        /* float32 promoted, a batch-1 M copied per element: every kernel then sees A's batch */
+        int64_t tot = P->batch * P->nnzm;
+        P->mowned = sla_malloc((size_t)tot, sizeof(double), "float64 copy of M");
+        if (!P->mowned) return SLA_ENOMEM;
+        for (int64_t s = 0; s < tot; s++) {
+            int64_t src = M->batch == 1 ? s % (P->nnzm ? P->nnzm : 1) : s;
+            P->mowned[s] = M->dtype == SLA_FLOAT64 ? ((const double *)M->values)[src]
+                                                   : ((const float *)M->values)[src];
+        }
+        P->Md.values = P->mowned;
+        P->Md.dtype = SLA_FLOAT64;
+        P->Md.batch = P->batch;
+    }
+    P->normM = sla_malloc((size_t)(3 * P->batch), sizeof(double), "norms of M");
+    if (!P->normM) return SLA_ENOMEM;
+    P->mgersh_lo = P->normM + P->batch;
+    P->mgersh_hi = P->mgersh_lo + P->batch;
+    P->has_M = 1;
+    SLA_TRY(sla_matrix_norm(&P->Md, '1', P->normM));
+    gershgorin(&P->Md, P->n, P->mgersh_lo, P->mgersh_hi);
     return SLA_OK;
+}
+
+double eig_res_scale(const eig_problem *P, int64_t b, double lambda)
+{
+    double s = P->norm1[b] + (P->has_M ? fabs(lambda) * P->normM[b] : 0.0);
+    return s > 0 ? s : 1.0;
+}
+
+sla_matrix eig_mass_view(const eig_problem *P, int64_t b)
+{
+    return sla_matrix_view(P->pm, SLA_FLOAT64, 1, (const double *)P->Md.values + b * P->nnzm);
 }
 
 void eig_problem_free(eig_problem *P)
 {
     sla_free(P->owned);
     sla_free(P->norm1);
+    sla_free(P->mowned);
+    sla_free(P->normM);
     memset(P, 0, sizeof *P);
 }
 
@@ -191,6 +242,26 @@ static sla_status apply_solver(eig_op *op, const int64_t *m, double *const *X, d
 void eig_op_solver(eig_op *op, int64_t n, int64_t batch, sla_solver *s)
 {
     op_init(op, n, batch, s, apply_solver);
+}
+
+/* (A − σM)⁻¹ M X: the batched SpMV with M into out, moved to in, then the batched solve. */
+static sla_status apply_solver_mass(eig_op *op, const int64_t *m, double *const *X, double *const *Y)
+{
+    eig_massinv_ctx *c = op->ctx;
+    int64_t mm;
+    SLA_TRY(pack(op, m, X, &mm));
+    if (mm == 0) return SLA_OK;
+    SLA_TRY(sla_spmv(SLA_OP_N, 1.0, &c->P->Md, op->in, 1, mm, 0.0, op->out));
+    memcpy(op->in, op->out, sizeof(double) * (size_t)(op->batch * op->n * mm));
+    sla_status st = sla_solver_solve(c->s, SLA_OP_N, mm, op->in, op->out, NULL);
+    if (st < 0) return st;
+    unpack(op, m, X, Y, mm);
+    return SLA_OK;
+}
+
+void eig_op_solver_mass(eig_op *op, eig_massinv_ctx *ctx)
+{
+    op_init(op, ctx->P->n, ctx->P->batch, ctx, apply_solver_mass);
 }
 
 static sla_status apply_callback(eig_op *op, const int64_t *m, double *const *X, double *const *Y)

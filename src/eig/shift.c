@@ -1,4 +1,4 @@
-/* A − σI for shift-invert and for the eigenvector adjoint: the pattern with its whole diagonal
+/* A − σI (A − σM for the generalized problem) for shift-invert and for the eigenvector adjoint: the pattern with its whole diagonal
  * (A's own if it has it), shifted values per batch element, and the factorization with a
  * retry away from an exact eigenvalue. */
 #include <math.h>
@@ -9,7 +9,7 @@
 sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
 {
     memset(S, 0, sizeof *S);
-    int64_t n = P->n, nnz = P->nnz;
+    int64_t n = P->n, nnz = P->nnz, nnzm = P->has_M ? P->nnzm : 0;
     const int64_t *rp = sla_pattern_rowptr(P->p);
     const int32_t *ci = sla_pattern_colind(P->p);
     int64_t missing = 0;
@@ -18,27 +18,36 @@ sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
     S->diag = sla_malloc((size_t)n, sizeof(int64_t), "diagonal slots");
     if (!S->diag) return SLA_ENOMEM;
     sla_status st = SLA_OK;
-    if (missing == 0) {
+    if (missing == 0 && !P->has_M) {
         S->pd = sla_pattern_retain((sla_pattern *)P->p);
         S->nnz = nnz;
     } else {
-        /* input order: A's CSR slots, then the missing diagonal entries; the pattern's map then
-         * says where each of A's slots went */
-        int64_t tot = nnz + missing;
+        /* input order: A's CSR slots, M's CSR slots, then the missing diagonal entries; the
+         * pattern's map then says where each of A's (and M's) slots went */
+        int64_t tot = nnz + nnzm + missing;
         int64_t *r = sla_malloc((size_t)tot, sizeof(int64_t), "rows");
         int64_t *c = sla_malloc((size_t)tot, sizeof(int64_t), "cols");
         S->slot = sla_malloc((size_t)nnz, sizeof(int64_t), "slot map");
-        st = (r && c && S->slot) ? SLA_OK : SLA_ENOMEM;
+        if (P->has_M) S->mslot = sla_malloc((size_t)(nnzm ? nnzm : 1), sizeof(int64_t), "slot map of M");
+        st = (r && c && S->slot && (!P->has_M || S->mslot)) ? SLA_OK : SLA_ENOMEM;
         if (st == SLA_OK) {
             int64_t q = 0;
             for (int64_t i = 0; i < n; i++)
                 for (int64_t s = rp[i]; s < rp[i + 1]; s++) { r[q] = i; c[q++] = ci[s]; }
+            if (P->has_M) {
+                const int64_t *mrp = sla_pattern_rowptr(P->pm);
+                const int32_t *mci = sla_pattern_colind(P->pm);
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t s = mrp[i]; s < mrp[i + 1]; s++) { r[q] = i; c[q++] = mci[s]; }
+            }
             for (int64_t i = 0; i < n; i++)
                 if (sla_pattern_find(P->p, i, i) < 0) { r[q] = i; c[q++] = i; }
             st = sla_pattern_from_coo(n, n, tot, r, c, &S->pd);
         }
         if (st == SLA_OK) {
-            memcpy(S->slot, sla_pattern_map(S->pd), sizeof(int64_t) * (size_t)nnz);
+            const int64_t *map = sla_pattern_map(S->pd);
+            memcpy(S->slot, map, sizeof(int64_t) * (size_t)nnz);
+            if (nnzm) memcpy(S->mslot, map + nnz, sizeof(int64_t) * (size_t)nnzm);
             S->nnz = sla_pattern_nnz(S->pd);
         }
         sla_free(r);
@@ -61,11 +70,16 @@ void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const dou
         const double *ab = a + b * P->nnz;
         if (S->slot) {
             memset(v, 0, sizeof(double) * (size_t)S->nnz);
-            for (int64_t s = 0; s < P->nnz; s++) v[S->slot[s]] = sgn * ab[s];
+            for (int64_t s = 0; s < P->nnz; s++) v[S->slot[s]] += sgn * ab[s];
         } else {
             for (int64_t s = 0; s < S->nnz; s++) v[s] = sgn * ab[s];
         }
-        for (int64_t i = 0; i < P->n; i++) v[S->diag[i]] -= sgn * shift[b];
+        if (P->has_M) {
+            const double *mb = (const double *)P->Md.values + b * P->nnzm;
+            for (int64_t t = 0; t < P->nnzm; t++) v[S->mslot[t]] -= sgn * shift[b] * mb[t];
+        } else {
+            for (int64_t i = 0; i < P->n; i++) v[S->diag[i]] -= sgn * shift[b];
+        }
     }
 }
 
@@ -74,6 +88,7 @@ void eig_shifted_free(eig_shifted *S)
     sla_pattern_free(&S->pd);
     sla_free(S->diag);
     sla_free(S->slot);
+    sla_free(S->mslot);
     sla_free(S->values);
     memset(S, 0, sizeof *S);
 }
@@ -131,6 +146,7 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
         step *= 100;
     }
     if (st < 0 && st != SLA_ENOTSPD)
-        return sla_error_wrap(st, __func__, "factorizing A − σI at σ = %.17g", sigma_used[0]);
+        return sla_error_wrap(st, __func__, "factorizing A − σ%s at σ = %.17g", P->has_M ? "M" : "I",
+                              sigma_used[0]);
     return st;
 }

@@ -9,7 +9,11 @@
  * accuracy, so the solve's error lies along the near-null vectors (the mechanism of inverse
  * iteration), which are inside the block and removed by Q. One symbolic analysis serves every
  * i: the solver object is refactored with the values of A − λ_i I (batched: all elements at
- * once). Everything runs in float64. */
+ * once). Everything runs in float64.
+ * Generalized problem A v = λ M v (M-normalized v): dv_i = Σ_{j≠i} v_j v_jᵀ(dλ_i M − dA + λ_i dM)v_i
+ * /(λ_j − λ_i) − ½ (v_iᵀ dM v_i) v_i, so with the same w_i (now V(Λ − λ_i)⁺Vᵀ g_i, its outside
+ * part Q (A − λ_i M)⁻¹ Qᵀ g_i, Q = I − V VᵀM): ∂L/∂A = −Σ w_i v_iᵀ as above and
+ * ∂L/∂M = Σ_i (λ_i w_i − ½ (g_iᵀ v_i) v_i) v_iᵀ − Σ_i gλ_i λ_i v_i v_iᵀ. */
 #include <math.h>
 #include <string.h>
 
@@ -67,21 +71,23 @@ static sla_status in_block(const double *lam, const double *V, const double *M, 
     return SLA_OK;
 }
 
-/* x ← Q x = x − V (Vᵀ x), twice; V row-major n × k. */
-static void project_out(const double *V, int64_t n, int64_t k, double *x, double *c)
+/* x ← x − Vl (Vrᵀ x), twice; Vl, Vr row-major n × k. Q x is (Vl, Vr) = (V, V) for the standard
+ * problem; with M, Q = I − V VᵀM is (V, MV) and Qᵀ = I − M V Vᵀ is (MV, V). */
+static void project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, double *x, double *c)
 {
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t j = 0; j < k; j++) c[j] = 0;
         for (int64_t r = 0; r < n; r++)
-            for (int64_t j = 0; j < k; j++) c[j] += V[r * k + j] * x[r];
+            for (int64_t j = 0; j < k; j++) c[j] += Vr[r * k + j] * x[r];
         for (int64_t r = 0; r < n; r++)
-            for (int64_t j = 0; j < k; j++) x[r] -= V[r * k + j] * c[j];
+            for (int64_t j = 0; j < k; j++) x[r] -= Vl[r * k + j] * c[j];
     }
 }
 
-/* The out-of-block parts: for each i, one refactorization and one batched solve. */
+/* The out-of-block parts: for each i, one refactorization and one batched solve. MV = M·V with
+ * M (Q (A − λ_i M)⁻¹ Qᵀ g_i), else NULL. */
 static sla_status out_of_block(const eig_problem *P, int64_t k, const double *lam, const double *V,
-                               const double *G, const double *gnorm, double *W)
+                               const double *MV, const double *G, const double *gnorm, double *W)
 {
     int64_t n = P->n, batch = P->batch;
     eig_shifted S;
@@ -99,8 +105,9 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
         for (int64_t b = 0; b < batch; b++) {
             double *r = rhs + b * n;
             const double *Vb = V + b * n * k, *Gb = G + b * n * k;
+            const double *MVb = MV ? MV + b * n * k : Vb;
             for (int64_t q = 0; q < n; q++) r[q] = Gb[q * k + i];
-            if (gnorm[b * k + i] > 0) project_out(Vb, n, k, r, c);
+            if (gnorm[b * k + i] > 0) project_out(MVb, Vb, n, k, r, c);
             /* unit right-hand side so that tiny cotangents do not underflow in the solver */
             double nr = 0;
             for (int64_t q = 0; q < n; q++) nr += r[q] * r[q];
@@ -111,14 +118,17 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
         }
         if (!any) continue;
         st = factor(P, &S, shift, &s, used);
-        if (st < 0) { st = sla_error_wrap(st, __func__, "factorizing A − λ_%lld I", (long long)i); break; }
+        if (st < 0) {
+            st = sla_error_wrap(st, __func__, "factorizing A − λ_%lld %s", (long long)i, MV ? "M" : "I");
+            break;
+        }
         st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
         if (st < 0) break;
         st = SLA_OK;
         for (int64_t b = 0; b < batch; b++) {
             if (scale[b] == 0) continue;
             double *yb = y + b * n;
-            project_out(V + b * n * k, n, k, yb, c);
+            project_out(V + b * n * k, MV ? MV + b * n * k : V + b * n * k, n, k, yb, c);
             for (int64_t q = 0; q < n; q++) W[(b * n + q) * k + i] += scale[b] * yb[q];
         }
     }
@@ -133,8 +143,29 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
     return st;
 }
 
-static sla_status vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
-                      const void *eigenvectors, const void *gl, const void *gv, double *dval)
+/* The terms of M (P->has_M): dmval += −Σ_i gλ_i λ_i v_i v_iᵀ + Σ_i λ_i w_i v_iᵀ
+ * − ½ Σ_i (g_iᵀ v_i) v_i v_iᵀ on M's pattern (W = [w_i], zero without eigenvector cotangents). */
+static sla_status mass_terms(const eig_problem *P, sla_dtype dt, int64_t k, const double *lam,
+                             const double *V, const double *W, const double *G, const void *gl,
+                             double *U, double *dmval)
+{
+    int64_t n = P->n, batch = P->batch;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < k; i++) {
+            double c = gl ? -ld(dt, gl, b * k + i) * lam[b * k + i] : 0.0, gv = 0;
+            for (int64_t r = 0; G && r < n; r++) gv += G[(b * n + r) * k + i] * V[(b * n + r) * k + i];
+            c -= 0.5 * gv;
+            for (int64_t r = 0; r < n; r++) {
+                double w = W ? lam[b * k + i] * W[(b * n + r) * k + i] : 0.0;
+                U[(b * n + r) * k + i] = c * V[(b * n + r) * k + i] + w;
+            }
+        }
+    return sla_pattern_outer_add(P->pm, SLA_FLOAT64, batch, 1.0, U, 1, V, 1, k, dmval);
+}
+
+sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
+                   const void *eigenvectors, const void *gl, const void *gv, double *dval,
+                   double *dmval)
 {
     int64_t n = P->n, batch = P->batch, nk = batch * n * k;
     double *lam = sla_malloc((size_t)(batch * k), sizeof(double), "eigenvalues");
@@ -143,11 +174,15 @@ static sla_status vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void 
     double *G = gv ? sla_malloc((size_t)nk, sizeof(double), "eigenvector cotangents") : NULL;
     double *M = sla_malloc((size_t)(k * k), sizeof(double), "VᵀG");
     double *gnorm = sla_calloc((size_t)(batch * k), sizeof(double), "cotangent norms");
-    sla_status st = (lam && V && U && (G || !gv) && M && gnorm) ? SLA_OK : SLA_ENOMEM;
+    double *MV = P->has_M ? sla_malloc((size_t)nk, sizeof(double), "M times eigenvectors") : NULL;
+    double *U2 = P->has_M ? sla_malloc((size_t)nk, sizeof(double), "weighted eigenvectors") : NULL;
+    sla_status st = (lam && V && U && (G || !gv) && M && gnorm && (!P->has_M || (MV && U2)))
+                    ? SLA_OK : SLA_ENOMEM;
     if (st == SLA_OK) {
         for (int64_t q = 0; q < batch * k; q++) lam[q] = ld(dt, eigenvalues, q);
         for (int64_t q = 0; q < nk; q++) V[q] = ld(dt, eigenvectors, q);
         if (G) for (int64_t q = 0; q < nk; q++) G[q] = ld(dt, gv, q);
+        if (MV) st = sla_spmv(SLA_OP_N, 1.0, &P->Md, V, 1, k, 0.0, MV);
     }
     if (st == SLA_OK && gl) {
         /* Hellmann–Feynman: U = V·diag(gλ), dval += U ∘ V on the pattern */
@@ -168,17 +203,28 @@ static sla_status vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void 
                     for (int64_t j = 0; j < k; j++) M[j + i * k] += Vb[r * k + j] * Gb[r * k + i];
                 }
             for (int64_t i = 0; i < k; i++) gnorm[b * k + i] = sqrt(gnorm[b * k + i]);
-            st = in_block(lam + b * k, Vb, M, n, k, P->norm1[b], gnorm + b * k, b, U + b * n * k);
+            /* repeated: |λ_i − λ_j| ≤ 1e-8·‖A‖₁, or 1e-8·max|λ| of the block with M (the scale of
+             * λ is ‖A‖/‖M‖ there) */
+            double scale = P->norm1[b];
+            if (P->has_M) {
+                scale = 0;
+                for (int64_t i = 0; i < k; i++) scale = fmax(scale, fabs(lam[b * k + i]));
+            }
+            st = in_block(lam + b * k, Vb, M, n, k, scale, gnorm + b * k, b, U + b * n * k);
         }
-        if (st == SLA_OK) st = out_of_block(P, k, lam, V, G, gnorm, U);
+        if (st == SLA_OK) st = out_of_block(P, k, lam, V, MV, G, gnorm, U);
         if (st == SLA_OK) st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, -1.0, U, 1, V, 1, k, dval);
     }
+    if (st == SLA_OK && P->has_M && (gl || G))
+        st = mass_terms(P, dt, k, lam, V, G ? U : NULL, G, gl, U2, dmval);
     sla_free(lam);
     sla_free(V);
     sla_free(U);
     sla_free(G);
     sla_free(M);
     sla_free(gnorm);
+    sla_free(MV);
+    sla_free(U2);
     return st;
 }
 
@@ -218,7 +264,8 @@ sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues
     double *dval = sla_calloc((size_t)(A->batch * nnz), sizeof(double), "gradient");
     sla_status st = dval ? SLA_OK : SLA_ENOMEM;
     if (st == SLA_OK && (g_eigenvalues || g_eigenvectors))
-        st = vjp(&P, A->dtype, k, eigenvalues, eigenvectors, g_eigenvalues, g_eigenvectors, dval);
+        st = eig_vjp(&P, A->dtype, k, eigenvalues, eigenvectors, g_eigenvalues, g_eigenvectors, dval,
+                     NULL);
     if (st == SLA_OK) {
         for (int64_t q = 0; q < A->batch * nnz; q++) {
             if (A->dtype == SLA_FLOAT64) ((double *)dvalues)[q] = dval[q];

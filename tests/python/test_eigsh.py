@@ -118,3 +118,80 @@ def test_eigsh_nonconvergence_warns_or_raises():
     assert info.converged < 4 and info.max_residual > 1e-14
     with pytest.raises(torch_sla.ConvergenceError):
         A.eigsh(4, which="SA", method="lobpcg", maxiter=2, tol=1e-14, strict=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# Generalized problem A v = λ M v (eigsh(k, M=B))
+# ------------------------------------------------------------------------------------------------
+def _fem1d(n):
+    """1D P1 stiffness tridiag(−1, 2, −1)/h and consistent mass h/6·tridiag(1, 4, 1)."""
+    h = 1.0 / (n + 1)
+    i = torch.arange(n)
+    row = torch.cat([i, i[1:], i[:-1]])
+    col = torch.cat([i, i[:-1], i[1:]])
+    def tri(diag, off):
+        return torch.cat([torch.full((n,), diag, dtype=f64),
+                          torch.full((2 * n - 2,), off, dtype=f64)])
+    return row, col, tri(2.0 / h, -1.0 / h), tri(4 * h / 6, h / 6)
+
+
+@pytest.mark.skipif(not torch_sla.method_available("cholesky"), reason="needs Cholesky")
+@pytest.mark.parametrize("method", ["auto", "lanczos", "dense"])
+def test_generalized_fem_closed_form(method):
+    n = 400
+    row, col, kv, mv = _fem1d(n)
+    K = SparseTensor(kv, row, col, (n, n))
+    M = SparseTensor(mv, row, col, (n, n))
+    w, V, info = K.eigsh(5, which="SA", M=M, method=method, tol=1e-12, return_info=True)
+    h, j = 1.0 / (n + 1), torch.arange(1, 6, dtype=f64)
+    t = j * np.pi / (n + 1)
+    exact = 6 / h**2 * (1 - torch.cos(t)) / (2 + torch.cos(t))
+    assert torch.allclose(w, exact, rtol=1e-10)
+    Md = M.to_dense()
+    assert torch.allclose(V.t() @ Md @ V, torch.eye(5, dtype=f64), atol=1e-10)
+    assert info.converged == 5
+    # SciPy's eigsh(K, M=M, sigma=0) agrees
+    ref = np.sort(spl.eigsh(K.to_scipy().tocsc(), k=5, M=M.to_scipy().tocsc(), sigma=0)[0])
+    assert np.allclose(w.numpy(), ref, rtol=1e-9)
+
+
+def _pair_param(n=8, seed=7):
+    """An SPD pair (A, M) as functions of their lower triangles; M has its own pattern."""
+    ra, ca, ea, a0 = _sym_system(n, seed)
+    rm, cm, vm = random_sparse(n, density=0.3, seed=seed + 1, spd=True)
+    vm = vm + 2.0 * (rm == cm)
+    rm, cm, em, m0 = symmetric_param(rm, cm, vm)
+    return (ra, ca, ea, a0), (rm, cm, em, m0)
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_generalized_gradcheck(vectors):
+    if vectors and not (torch_sla.method_available("ldlt") or torch_sla.method_available("lu")):
+        pytest.skip("eigenvector gradients factor A − λM (LDLᵀ or LU)")
+    (ra, ca, ea, a0), (rm, cm, em, m0) = _pair_param()
+
+    def f(a, m):
+        A = SparseTensor(ea(a), ra, ca, (8, 8))
+        M = SparseTensor(em(m), rm, cm, (8, 8))
+        w, V = A.eigsh(3, which="SA", M=M, method="dense")
+        return V if vectors else w
+    assert gradcheck(f, (a0.clone().requires_grad_(), m0.clone().requires_grad_()), atol=1e-6)
+
+
+def test_generalized_errors():
+    row, col, kv, mv = _fem1d(10)
+    K = SparseTensor(kv, row, col, (10, 10))
+    r2, c2, _, mv2 = _fem1d(11)
+    with pytest.raises(ValueError, match="A's size"):
+        K.eigsh(2, M=SparseTensor(mv2, r2, c2, (11, 11)))
+    with pytest.raises(TypeError, match="dtype"):
+        K.eigsh(2, M=SparseTensor(mv.float(), row, col, (10, 10)))
+    bad = mv.clone()
+    bad[3] = -1.0                      # diagonal entry (3, 3) of M
+    with pytest.raises(torch_sla.SlaError, match="column 3"):
+        K.eigsh(2, which="SA", M=SparseTensor(bad, row, col, (10, 10)), method="lanczos")
+    kind = kv.clone()
+    kind[:10] -= 22.0                  # diagonal 0: an indefinite A
+    with pytest.raises(torch_sla.SlaError, match="no regular mode"):
+        SparseTensor(kind, row, col, (10, 10)).eigsh(2, which="LM", method="lanczos",
+                                                     M=SparseTensor(mv, row, col, (10, 10)))
