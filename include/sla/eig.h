@@ -104,7 +104,9 @@ typedef struct sla_eigsh_options {
                                   *   A), or NULL (deterministic pseudo-random start). LOBPCG
                                   *   uses up to block columns, Lanczos block, ARPACK one. Must
                                   *   not overlap the outputs (warm starts: pass a copy) */
-    int64_t nv0;                 /**< columns of v0, 1 ≤ nv0 ≤ block size */
+    int64_t nv0;                 /**< columns of v0, ≥ 1; columns beyond those the method
+                                  *   uses (see v0) are ignored, dependent ones are replaced
+                                  *   by random directions */
     int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
                                   *   block (default 2, see docs/eigsh.md); ≤ 0: default */
     int64_t ncv;                 /**< Lanczos/ARPACK basis size (default max(2k + 2, 20) rounded

@@ -25,6 +25,11 @@ sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, 
 sla_status sla_error_attribute(sla_status status, const char *func);
 
 #define SLA_FAIL(status, ...) sla_error_set((status), __func__, __VA_ARGS__)
+/** The same, naming the public function `func` (for helpers whose own name means nothing to
+ *  the caller). */
+#define SLA_FAIL_AS(func, status, ...) sla_error_set((status), (func), __VA_ARGS__)
+#define SLA_CHECK_ARG_AS(func, cond, ...) \
+    do { if (!(cond)) return SLA_FAIL_AS((func), SLA_EINVAL, __VA_ARGS__); } while (0)
 #define SLA_CHECK_ARG(cond, ...) \
     do { if (!(cond)) return SLA_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
 /** Propagate an error status (negative) from a call; warnings pass through. */

@@ -148,12 +148,12 @@ static sla_status run_one(const eig_problem *Pb, eig_op *op, const arpack_gen *g
     *iters = iparam[2];
     *nconv = 0;
     if (st == SLA_OK && info < 0)
-        st = SLA_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
+        st = EIG_FAIL(SLA_EBACKEND, "ARPACK dsaupd returned info = %d", (int)info);
     if (st == SLA_OK && iparam[4] >= nev) {
         a_int ierr = 0;
         dseupd_c(1, "A", w.select, w.d, w.Z, n, si ? sigma : 0.0, bmat, n, which, nev, tol, w.resid, ncv,
                  w.V, n, iparam, ipntr, w.workd, w.workl, lworkl, &ierr);
-        if (ierr != 0) st = SLA_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
+        if (ierr != 0) st = EIG_FAIL(SLA_EBACKEND, "ARPACK dseupd returned info = %d", (int)ierr);
         if (st == SLA_OK) memcpy(X, w.Z, sizeof(double) * (size_t)n * (size_t)nev);
         *nconv = nev;
     } else if (st == SLA_OK) {
@@ -170,7 +170,7 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
 {
     int64_t n = P->n, k = R->k;
     if (o->ncv <= k || o->ncv > n)
-        return SLA_FAIL(SLA_EINVAL, "ARPACK needs k < ncv ≤ n (k = %lld, ncv = %lld, n = %lld)",
+        return EIG_FAIL(SLA_EINVAL, "ARPACK needs k < ncv ≤ n (k = %lld, ncv = %lld, n = %lld)",
                         (long long)k, (long long)o->ncv, (long long)n);
     sla_status st = SLA_OK;
     pthread_mutex_lock(&arpack_lock);
@@ -241,7 +241,7 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
 sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *sit,
                       eig_result *R)
 {
-    return SLA_FAIL(SLA_EUNSUPPORTED, "method arpack: this build of sla has no ARPACK "
+    return EIG_FAIL(SLA_EUNSUPPORTED, "method arpack: this build of sla has no ARPACK "
                     "(install libarpack2-dev and reconfigure)");
 }
 #endif

@@ -5,6 +5,7 @@
  * Stathopoulos & Wu 2002; Duersch, Shao, Yang & Gu 2018). */
 #include <cblas.h>
 #include <lapacke.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -48,11 +49,11 @@ sla_status eig_syev(int64_t m, double *G, double *w)
     if (m == 0) return SLA_OK;
     for (int64_t i = 0; i < m * m; i++)
         if (!isfinite(G[i]))
-            return SLA_FAIL(SLA_EBREAKDOWN, "the projected %lld × %lld eigenproblem has a "
+            return EIG_FAIL(SLA_EBREAKDOWN, "the projected %lld × %lld eigenproblem has a "
                             "non-finite entry", (long long)m, (long long)m);
     lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)m, G, (lapack_int)m, w);
     if (info != 0)
-        return SLA_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
+        return EIG_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
                         "LAPACK dsyevd on the projected %lld × %lld problem returned info = %d",
                         (long long)m, (long long)m, (int)info);
     return SLA_OK;
@@ -155,7 +156,10 @@ static sla_status svqb(const metric *g, int64_t n, double *W, int64_t nw, double
     memcpy(Wt, W, sizeof(double) * (size_t)(n * nw));
     memset(W, 0, sizeof(double) * (size_t)(n * nw));
     for (int64_t l = nw - 1; l >= 0; l--) {
-        if (!(tmax > 0) || theta[l] <= drop * drop * tmax) break;
+        /* a Gram eigenvalue is known to ~ε·θ_max only (rounding in forming G): below that its
+         * direction is noise, whatever drop asks (exact duplicate columns give θ ~ 1e-16·θ_max,
+         * which drop² = 1e-20 would keep, as a non-orthonormal garbage column) */
+        if (!(tmax > 0) || theta[l] <= fmax(drop * drop, 64 * DBL_EPSILON) * tmax) break;
         double s = 1.0 / sqrt(theta[l]);
         /* column keep of W = Wt · D · u_l · s */
         double *u = G + l * nw;
@@ -200,7 +204,7 @@ static sla_status fill_random(const metric *g, int64_t n, const double *V, int64
                 break;
             }
             if (tries == 9)
-                return SLA_FAIL(SLA_EBREAKDOWN, "no direction left orthogonal to the basis "
+                return EIG_FAIL(SLA_EBREAKDOWN, "no direction left orthogonal to the basis "
                                 "(%lld columns in %lld dimensions)", (long long)(nv + j),
                                 (long long)n);
         }

@@ -27,12 +27,12 @@ static sla_status dense_generalized(int64_t n, int64_t b, double *D, double *DM,
     lapack_int info = LAPACKE_dsygvd(LAPACK_COL_MAJOR, 1, 'V', 'U', (lapack_int)n, D, (lapack_int)n,
                                      DM, (lapack_int)n, w);
     if (info > (lapack_int)n)
-        return SLA_FAIL(SLA_ENOTSPD, "the mass matrix M is not positive definite (batch %lld): its "
+        return EIG_FAIL(SLA_ENOTSPD, "the mass matrix M is not positive definite (batch %lld): its "
                         "Cholesky factorization (LAPACK dsygvd) fails at column %lld (leading minor "
                         "of order %lld)", (long long)b, (long long)(info - n - 1),
                         (long long)(info - n));
     if (info != 0)
-        return SLA_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
+        return EIG_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
                         "LAPACK dsygvd returned info = %d (batch %lld)", (int)info, (long long)b);
     memcpy(Z, D, sizeof(double) * (size_t)(n * n));
     return SLA_OK;
@@ -52,7 +52,7 @@ static sla_status dense_standard(int64_t n, int64_t b, int range_only, sla_eigsh
                                      (lapack_int)n, D, (lapack_int)n, 0.0, 0.0, il, iu, 0.0,
                                      m, w, Z, (lapack_int)n, supp);
     if (info != 0)
-        return SLA_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
+        return EIG_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
                         "LAPACK dsyevr returned info = %d (batch %lld)", (int)info, (long long)b);
     return SLA_OK;
 }
@@ -61,7 +61,7 @@ sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, 
 {
     int64_t n = P->n, k = R->k;
     if (n > SLA_EIGSH_DENSE_MAX_N)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "the dense path is limited to n ≤ %d (n = %lld)",
+        return EIG_FAIL(SLA_EUNSUPPORTED, "the dense path is limited to n ≤ %d (n = %lld)",
                         SLA_EIGSH_DENSE_MAX_N, (long long)n);
     int range_only = isnan(sigma) && (which == SLA_EIGSH_SA || which == SLA_EIGSH_LA);
     double *D = sla_malloc((size_t)(n * n), sizeof(double), "dense matrix");

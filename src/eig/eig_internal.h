@@ -7,6 +7,12 @@
 #include "core/internal.h"
 #include "sla/eig.h"
 
+/* Errors raised anywhere inside the eigensolver are sla_eigsh's: the message starts with the
+ * public function the caller used (sla.h's convention), not with an internal helper's name.
+ * The VJPs name themselves (vjp.c, vjp_gen.c). */
+#define EIG_FAIL(...) SLA_FAIL_AS("sla_eigsh", __VA_ARGS__)
+#define EIG_CHECK_ARG(...) SLA_CHECK_ARG_AS("sla_eigsh", __VA_ARGS__)
+
 /* The matrix in float64 with the facts every method needs. */
 typedef struct eig_problem {
     const sla_pattern *p;

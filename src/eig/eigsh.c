@@ -57,18 +57,18 @@ sla_status sla_eigsh_method_from_name(const char *name, sla_eigsh_method *m)
 
 static sla_status check_options(const sla_eigsh_options *o, int64_t n, int64_t k)
 {
-    SLA_CHECK_ARG((unsigned)o->which < SLA_EIGSH_WHICH_COUNT, "options.which = %d is invalid",
+    EIG_CHECK_ARG((unsigned)o->which < SLA_EIGSH_WHICH_COUNT, "options.which = %d is invalid",
                   (int)o->which);
-    SLA_CHECK_ARG((unsigned)o->method < SLA_EIGSH_METHOD_COUNT, "options.method = %d is invalid",
+    EIG_CHECK_ARG((unsigned)o->method < SLA_EIGSH_METHOD_COUNT, "options.method = %d is invalid",
                   (int)o->method);
-    SLA_CHECK_ARG(isfinite(o->tol) && o->tol >= 0, "options.tol = %g must be finite and ≥ 0", o->tol);
-    SLA_CHECK_ARG(!isinf(o->sigma), "options.sigma = %g is infinite (NAN means no shift)", o->sigma);
+    EIG_CHECK_ARG(isfinite(o->tol) && o->tol >= 0, "options.tol = %g must be finite and ≥ 0", o->tol);
+    EIG_CHECK_ARG(!isinf(o->sigma), "options.sigma = %g is infinite (NAN means no shift)", o->sigma);
     if (!isnan(o->sigma) && o->which != SLA_EIGSH_LM)
-        return SLA_FAIL(SLA_EINVAL, "options.which = %s with sigma = %g: with a shift only LM "
+        return EIG_FAIL(SLA_EINVAL, "options.which = %s with sigma = %g: with a shift only LM "
                         "(the eigenvalues nearest sigma) is defined", which_names[o->which], o->sigma);
-    SLA_CHECK_ARG(!o->v0 || o->nv0 >= 1, "options.v0 is given but options.nv0 = %lld < 1",
+    EIG_CHECK_ARG(!o->v0 || o->nv0 >= 1, "options.v0 is given but options.nv0 = %lld < 1",
                   (long long)o->nv0);
-    SLA_CHECK_ARG(!o->precond_solver || !o->precond,
+    EIG_CHECK_ARG(!o->precond_solver || !o->precond,
                   "options.precond_solver and options.precond are both set; give one");
     return SLA_OK;
 }
@@ -143,7 +143,7 @@ static sla_status lobpcg_ends(const eig_problem *P, sla_eigsh_which w, plan *pl)
     case SLA_EIGSH_LM: pl->lobpcg_ends = ge0 ? 2 : le0 ? 1 : 3; break;
     case SLA_EIGSH_SM:
         if (!ge0 && !le0)
-            return SLA_FAIL(SLA_EINVAL, "which = SM with method lobpcg: the smallest |λ| of an "
+            return EIG_FAIL(SLA_EINVAL, "which = SM with method lobpcg: the smallest |λ| of an "
                             "indefinite matrix are interior eigenvalues; use method lanczos "
                             "(shift-invert at 0) or auto");
         pl->lobpcg_ends = ge0 ? 1 : 2;
@@ -173,7 +173,7 @@ static sla_status initial_shift(const eig_problem *P, int64_t b, double sgn, int
     }
     double mlo = P->mgersh_lo[b], mhi = P->mgersh_hi[b];
     if (!(mlo > 0))
-        return SLA_FAIL(SLA_EUNSUPPORTED, "which = %s with a mass matrix and an indefinite A: no "
+        return EIG_FAIL(SLA_EUNSUPPORTED, "which = %s with a mass matrix and an indefinite A: no "
                         "shift %s the spectrum is known (M's Gershgorin lower bound %g ≤ 0, batch "
                         "%lld); give options.sigma", sgn > 0 ? "SA" : "LA",
                         sgn > 0 ? "below" : "above", mlo, (long long)b);
@@ -268,7 +268,7 @@ static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o,
                              "shift-invert at a shift proved by Cholesky", all_ge0(P) ? "upper" : "lower");
                 return st;
             }
-            return SLA_FAIL(SLA_EUNSUPPORTED, "which = LM without sigma for A v = λ M v with an "
+            return EIG_FAIL(SLA_EUNSUPPORTED, "which = LM without sigma for A v = λ M v with an "
                             "indefinite A (Gershgorin): Lanczos has no regular mode with M; use "
                             "method lobpcg or auto (both ends), options.sigma, or which = SA / LA");
         }
@@ -289,7 +289,7 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
         int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
         if (n <= AUTO_DENSE_N || !fits) {
             if (n > SLA_EIGSH_DENSE_MAX_N)
-                return SLA_FAIL(SLA_EUNSUPPORTED, "k = %lld of n = %lld: too many eigenpairs for "
+                return EIG_FAIL(SLA_EUNSUPPORTED, "k = %lld of n = %lld: too many eigenpairs for "
                                 "the iterative methods (basis > n) and n > %d for the dense "
                                 "path", (long long)k, (long long)n, SLA_EIGSH_DENSE_MAX_N);
             pl->method = SLA_EIGSH_DENSE;
@@ -318,17 +318,17 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
     pl->method = m;
     if (m == SLA_EIGSH_DENSE) {
         if (n > SLA_EIGSH_DENSE_MAX_N)
-            return SLA_FAIL(SLA_EUNSUPPORTED, "method dense: n = %lld > %d", (long long)n,
+            return EIG_FAIL(SLA_EUNSUPPORTED, "method dense: n = %lld > %d", (long long)n,
                             SLA_EIGSH_DENSE_MAX_N);
         return SLA_OK;
     }
     if (!iterative_fits(n, pl, k, m))
-        return SLA_FAIL(SLA_EINVAL, "method %s: k = %lld is too large for n = %lld (%s); use "
+        return EIG_FAIL(SLA_EINVAL, "method %s: k = %lld is too large for n = %lld (%s); use "
                         "method dense or auto", method_names[m], (long long)k, (long long)n,
                         m == SLA_EIGSH_LOBPCG ? "needs 3·block ≤ n" : "needs k + block ≤ ncv ≤ n − block");
     if (m == SLA_EIGSH_LOBPCG) {
         if (has_sigma)
-            return SLA_FAIL(SLA_EINVAL, "method lobpcg cannot use sigma (interior eigenvalues); "
+            return EIG_FAIL(SLA_EINVAL, "method lobpcg cannot use sigma (interior eigenvalues); "
                             "use method lanczos, arpack or auto");
         return lobpcg_ends(P, o->which, pl);
     }
@@ -547,12 +547,12 @@ static sla_status check_mass(const sla_matrix *A, const sla_matrix *M, int64_t n
     SLA_TRY(sla_matrix_check_for("sla_eigsh", "options.M", M, 1));
     int64_t r = sla_pattern_nrows(M->pattern), c = sla_pattern_ncols(M->pattern);
     if (r != n || c != n)
-        return SLA_FAIL(SLA_ESHAPE, "options.M is %lld × %lld but A is %lld × %lld: the mass matrix "
+        return EIG_FAIL(SLA_ESHAPE, "options.M is %lld × %lld but A is %lld × %lld: the mass matrix "
                         "must have A's size", (long long)r, (long long)c, (long long)n, (long long)n);
     if (M->dtype != A->dtype)
-        return SLA_FAIL(SLA_EDTYPE, "options.M is %s but A is %s: the mass matrix must have A's dtype",
+        return EIG_FAIL(SLA_EDTYPE, "options.M is %s but A is %s: the mass matrix must have A's dtype",
                         sla_dtype_name(M->dtype), sla_dtype_name(A->dtype));
-    SLA_CHECK_ARG(M->batch == 1 || M->batch == A->batch, "options.M has batch %lld; it must be 1 "
+    EIG_CHECK_ARG(M->batch == 1 || M->batch == A->batch, "options.M has batch %lld; it must be 1 "
                   "or A's batch %lld", (long long)M->batch, (long long)A->batch);
     return SLA_OK;
 }
@@ -570,16 +570,16 @@ static sla_status check_mass_spd(const eig_problem *P)
     return sla_error_wrap(st, "sla_eigsh", "the mass matrix M must be symmetric positive definite");
 }
 
-sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
                      void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
 {
     SLA_TRY(sla_matrix_check_for("sla_eigsh", "A", A, 1));
     int64_t n = sla_pattern_nrows(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
-        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
+        return EIG_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
                         (long long)sla_pattern_ncols(A->pattern));
-    SLA_CHECK_ARG(k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)n);
-    SLA_CHECK_ARG(eigenvalues, "eigenvalues is NULL");
+    EIG_CHECK_ARG(k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)n);
+    EIG_CHECK_ARG(eigenvalues, "eigenvalues is NULL");
     sla_eigsh_options o;
     if (opt) o = *opt;
     else sla_eigsh_options_init(&o);
@@ -596,13 +596,13 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
             {"options.v0", o.v0, nb * (size_t)(n * o.nv0) * es},
             {"M's values", o.M ? o.M->values : NULL,
              o.M ? (size_t)o.M->batch * (size_t)sla_pattern_nnz(o.M->pattern) * es : 0}};
-        SLA_TRY(eig_check_aliasing(__func__, out, 3, in, 3));
+        SLA_TRY(eig_check_aliasing("sla_eigsh", out, 3, in, 3));
     }
     if (o.tol == 0) o.tol = 1e-14;
     if (o.v0) {
         int64_t bad;
         if (!sla_all_finite(A->dtype, o.v0, A->batch * n * o.nv0, &bad))
-            return SLA_FAIL(SLA_ENONFINITE, "options.v0 entry %lld is not finite", (long long)bad);
+            return EIG_FAIL(SLA_ENONFINITE, "options.v0 entry %lld is not finite", (long long)bad);
     }
     int sym = 0;
     double rtol = A->dtype == SLA_FLOAT64 ? 1e-10 : 1e-5;
@@ -676,8 +676,15 @@ sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *op
     sla_free(res);
     if (st < 0) return st;
     if (nconv < k)
-        return SLA_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
+        return EIG_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
                         "%s = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
                         o.M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, o.tol);
     return SLA_OK;
+}
+
+/* Errors from anything this calls (a factorization, an allocation) start with the public name. */
+sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+                     void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
+{
+    return sla_error_attribute(sla_eigsh_run(A, k, opt, eigenvalues, eigenvectors, info), "sla_eigsh");
 }

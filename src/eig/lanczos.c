@@ -332,7 +332,7 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
 {
     int64_t n = P->n, batch = P->batch, k = R->k, p = o->block, ncv = o->ncv;
     if (p < 1 || ncv < k + p || ncv + p > n)
-        return SLA_FAIL(SLA_EINVAL, "Lanczos needs k + block ≤ ncv ≤ n − block (k = %lld, block "
+        return EIG_FAIL(SLA_EINVAL, "Lanczos needs k + block ≤ ncv ≤ n − block (k = %lld, block "
                         "= %lld, ncv = %lld, n = %lld); use the dense method for small n",
                         (long long)k, (long long)p, (long long)ncv, (long long)n);
     /* keep about half of the unwanted part at a restart (Wu & Simon's default) */

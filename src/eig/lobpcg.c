@@ -155,7 +155,7 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
     int64_t n = P->n, batch = P->batch, k = R->k, m = o->block;
     double s = o->largest ? -1.0 : 1.0;
     if (m < k || 3 * m > n)
-        return SLA_FAIL(SLA_EINVAL, "LOBPCG block size %lld must be in [k, n/3] = [%lld, %lld]",
+        return EIG_FAIL(SLA_EINVAL, "LOBPCG block size %lld must be in [k, n/3] = [%lld, %lld]",
                         (long long)m, (long long)k, (long long)(n / 3));
     eig_spmv_ctx sc = {P, s};
     eig_op op;

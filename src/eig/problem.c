@@ -288,7 +288,7 @@ static sla_status apply_callback(eig_op *op, const int64_t *m, double *const *X,
             } else {
                 rc = cb->fn(cb->ctx, SLA_OP_N, b, x, y);
             }
-            if (rc) st = SLA_FAIL(SLA_ECALLBACK, "the preconditioner callback returned %d "
+            if (rc) st = EIG_FAIL(SLA_ECALLBACK, "the preconditioner callback returned %d "
                                   "(batch %lld, vector %lld)", rc, (long long)b, (long long)j);
             op->count++;
         }

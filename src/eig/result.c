@@ -76,8 +76,9 @@ sla_status eig_residuals(const eig_problem *P, eig_result *R, double *res)
                     nx += xb[i * k + j] * xb[i * k + j];
                 }
                 R->lambda[b * k + j] = q;
-                /* a zero column is a pair the method did not deliver */
-                res[b * k + j] = (q == 0 && r == 0) ? INFINITY : z ? sqrt(r / nx) : sqrt(r);
+                /* a zero column is a pair the method did not deliver (a zero eigenvalue with a
+                 * zero residual is a delivered one: the zero matrix's) */
+                res[b * k + j] = nx == 0 ? INFINITY : z ? sqrt(r / nx) : sqrt(r);
             }
     }
     sla_free(x);

@@ -146,7 +146,7 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
         step *= 100;
     }
     if (st < 0 && st != SLA_ENOTSPD)
-        return sla_error_wrap(st, __func__, "factorizing A − σ%s at σ = %.17g", P->has_M ? "M" : "I",
+        return sla_error_wrap(st, "sla_eigsh", "factorizing A − σ%s at σ = %.17g", P->has_M ? "M" : "I",
                               sigma_used[0]);
     return st;
 }

@@ -46,8 +46,8 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
 
 /* The in-block part of w_i for every i of batch element b, with the degeneracy check.
  * M = VᵀG (k × k, M[j + i·k] = v_jᵀ g_i). W row-major n × k. */
-static sla_status in_block(const double *lam, const double *V, const double *M, int64_t n,
-                           int64_t k, double normA, const double *gnorm, int64_t b, double *W)
+static sla_status in_block(const char *api, const double *lam, const double *V, const double *M,
+                           int64_t n, int64_t k, double normA, const double *gnorm, int64_t b, double *W)
 {
     for (int64_t i = 0; i < k; i++) {
         if (gnorm[i] == 0) continue;
@@ -57,7 +57,7 @@ static sla_status in_block(const double *lam, const double *V, const double *M, 
             if (fabs(d) <= DEGENERATE * normA) {
                 double asym = fabs(M[j + i * k] - M[i + j * k]);
                 if (asym <= DEGENERATE * (gnorm[i] + gnorm[j])) continue;
-                return SLA_FAIL(SLA_EINVAL, "eigenvector gradient undefined for the repeated "
+                return sla_error_set(SLA_EINVAL, api, "eigenvector gradient undefined for the repeated "
                                 "eigenvalue λ_%lld = λ_%lld = %.17g (batch %lld): the loss depends "
                                 "on the choice of basis of the eigenspace (v_%lldᵀg_%lld − "
                                 "v_%lldᵀg_%lld = %.3g ≠ 0)", (long long)i, (long long)j, lam[i],
@@ -119,7 +119,8 @@ static sla_status out_of_block(const eig_problem *P, int64_t k, const double *la
         if (!any) continue;
         st = factor(P, &S, shift, &s, used);
         if (st < 0) {
-            st = sla_error_wrap(st, __func__, "factorizing A − λ_%lld %s", (long long)i, MV ? "M" : "I");
+            st = sla_error_wrap(st, P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp",
+                                "factorizing A − λ_%lld %s", (long long)i, MV ? "M" : "I");
             break;
         }
         st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
@@ -210,7 +211,8 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
                 scale = 0;
                 for (int64_t i = 0; i < k; i++) scale = fmax(scale, fabs(lam[b * k + i]));
             }
-            st = in_block(lam + b * k, Vb, M, n, k, scale, gnorm + b * k, b, U + b * n * k);
+            const char *api = P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp";
+            st = in_block(api, lam + b * k, Vb, M, n, k, scale, gnorm + b * k, b, U + b * n * k);
         }
         if (st == SLA_OK) st = out_of_block(P, k, lam, V, MV, G, gnorm, U);
         if (st == SLA_OK) st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, -1.0, U, 1, V, 1, k, dval);
@@ -228,19 +230,22 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
     return st;
 }
 
-sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
-                         const void *eigenvectors, const void *g_eigenvalues,
-                         const void *g_eigenvectors, void *dvalues)
+#define API "sla_eigsh_vjp"
+
+static sla_status run(const sla_matrix *A, int64_t k, const void *eigenvalues,
+                      const void *eigenvectors, const void *g_eigenvalues,
+                      const void *g_eigenvectors, void *dvalues)
 {
-    SLA_TRY(sla_matrix_check_for("sla_eigsh_vjp", "A", A, 1));
+    SLA_TRY(sla_matrix_check_for(API, "A", A, 1));
     int64_t n = sla_pattern_nrows(A->pattern), nnz = sla_pattern_nnz(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
-        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
-                        (long long)sla_pattern_ncols(A->pattern));
-    SLA_CHECK_ARG(k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)n);
-    SLA_CHECK_ARG(eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are needed)",
-                  eigenvalues ? "eigenvectors" : "eigenvalues");
-    SLA_CHECK_ARG(dvalues || nnz == 0, "dvalues is NULL");
+        return SLA_FAIL_AS(API, SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix",
+                           (long long)n, (long long)sla_pattern_ncols(A->pattern));
+    SLA_CHECK_ARG_AS(API, k >= 1 && k <= n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k,
+                     (long long)n);
+    SLA_CHECK_ARG_AS(API, eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are "
+                     "needed)", eigenvalues ? "eigenvectors" : "eigenvalues");
+    SLA_CHECK_ARG_AS(API, dvalues || nnz == 0, "dvalues is NULL");
     int64_t bad, nk = A->batch * n * k;
     size_t es = sla_dtype_size(A->dtype), nb = (size_t)A->batch;
     const eig_array out = {"dvalues", dvalues, nb * (size_t)nnz * es};
@@ -250,15 +255,18 @@ sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues
         {"eigenvectors", eigenvectors, (size_t)nk * es},
         {"g_eigenvalues", g_eigenvalues, nb * (size_t)k * es},
         {"g_eigenvectors", g_eigenvectors, (size_t)nk * es}};
-    SLA_TRY(eig_check_aliasing(__func__, &out, 1, in, 5));
+    SLA_TRY(eig_check_aliasing(API, &out, 1, in, 5));
     if (!sla_all_finite(A->dtype, eigenvalues, A->batch * k, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
     if (!sla_all_finite(A->dtype, eigenvectors, nk, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "eigenvectors entry %lld is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvectors entry %lld is not finite",
+                           (long long)bad);
     if (g_eigenvalues && !sla_all_finite(A->dtype, g_eigenvalues, A->batch * k, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite",
+                           (long long)bad);
     if (g_eigenvectors && !sla_all_finite(A->dtype, g_eigenvectors, nk, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite",
+                           (long long)bad);
     eig_problem P;
     SLA_TRY(eig_problem_init(A, &P));
     double *dval = sla_calloc((size_t)(A->batch * nnz), sizeof(double), "gradient");
@@ -275,4 +283,13 @@ sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues
     sla_free(dval);
     eig_problem_free(&P);
     return st;
+}
+
+/* Errors from anything this calls (a factorization, an allocation) start with the public name. */
+sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
+                         const void *eigenvectors, const void *g_eigenvalues,
+                         const void *g_eigenvectors, void *dvalues)
+{
+    return sla_error_attribute(run(A, k, eigenvalues, eigenvectors, g_eigenvalues, g_eigenvectors,
+                                   dvalues), API);
 }

@@ -15,36 +15,38 @@ static void store(sla_dtype t, void *out, const double *x, int64_t cnt)
     }
 }
 
+#define API "sla_eigsh_generalized_vjp"
+
 static sla_status check_inputs(const sla_matrix *A, const sla_matrix *M, int64_t k, int64_t *n)
 {
-    SLA_TRY(sla_matrix_check_for("sla_eigsh_generalized_vjp", "A", A, 1));
-    SLA_TRY(sla_matrix_check_for("sla_eigsh_generalized_vjp", "M", M, 1));
+    SLA_TRY(sla_matrix_check_for(API, "A", A, 1));
+    SLA_TRY(sla_matrix_check_for(API, "M", M, 1));
     *n = sla_pattern_nrows(A->pattern);
     if (sla_pattern_ncols(A->pattern) != *n)
-        return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)*n,
-                        (long long)sla_pattern_ncols(A->pattern));
+        return SLA_FAIL_AS(API, SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix",
+                           (long long)*n, (long long)sla_pattern_ncols(A->pattern));
     if (sla_pattern_nrows(M->pattern) != *n || sla_pattern_ncols(M->pattern) != *n)
-        return SLA_FAIL(SLA_ESHAPE, "M is %lld × %lld but A is %lld × %lld",
-                        (long long)sla_pattern_nrows(M->pattern), (long long)sla_pattern_ncols(M->pattern),
-                        (long long)*n, (long long)*n);
+        return SLA_FAIL_AS(API, SLA_ESHAPE, "M is %lld × %lld but A is %lld × %lld",
+                           (long long)sla_pattern_nrows(M->pattern),
+                           (long long)sla_pattern_ncols(M->pattern), (long long)*n, (long long)*n);
     if (M->dtype != A->dtype)
-        return SLA_FAIL(SLA_EDTYPE, "M is %s but A is %s", sla_dtype_name(M->dtype),
-                        sla_dtype_name(A->dtype));
-    SLA_CHECK_ARG(M->batch == 1 || M->batch == A->batch, "M has batch %lld; it must be 1 or A's "
-                  "batch %lld", (long long)M->batch, (long long)A->batch);
-    SLA_CHECK_ARG(k >= 1 && k <= *n, "k = %lld is not in [1, n] = [1, %lld]", (long long)k, (long long)*n);
+        return SLA_FAIL_AS(API, SLA_EDTYPE, "M is %s but A is %s", sla_dtype_name(M->dtype),
+                           sla_dtype_name(A->dtype));
+    SLA_CHECK_ARG_AS(API, M->batch == 1 || M->batch == A->batch, "M has batch %lld; it must be 1 "
+                     "or A's batch %lld", (long long)M->batch, (long long)A->batch);
+    SLA_CHECK_ARG_AS(API, k >= 1 && k <= *n, "k = %lld is not in [1, n] = [1, %lld]",
+                     (long long)k, (long long)*n);
     return SLA_OK;
 }
 
-sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, int64_t k,
-                                     const void *eigenvalues, const void *eigenvectors,
-                                     const void *g_eigenvalues, const void *g_eigenvectors,
-                                     void *dA, void *dM)
+static sla_status run(const sla_matrix *A, const sla_matrix *M, int64_t k,
+                      const void *eigenvalues, const void *eigenvectors,
+                      const void *g_eigenvalues, const void *g_eigenvectors, void *dA, void *dM)
 {
     int64_t n;
     SLA_TRY(check_inputs(A, M, k, &n));
-    SLA_CHECK_ARG(eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are needed)",
-                  eigenvalues ? "eigenvectors" : "eigenvalues");
+    SLA_CHECK_ARG_AS(API, eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are "
+                     "needed)", eigenvalues ? "eigenvectors" : "eigenvalues");
     sla_dtype dt = A->dtype;
     int64_t batch = A->batch, nnz = sla_pattern_nnz(A->pattern), nnzm = sla_pattern_nnz(M->pattern);
     int64_t nk = batch * n * k, bad;
@@ -59,15 +61,15 @@ sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, i
         {"eigenvectors", eigenvectors, (size_t)nk * es},
         {"g_eigenvalues", g_eigenvalues, (size_t)(batch * k) * es},
         {"g_eigenvectors", g_eigenvectors, (size_t)nk * es}};
-    SLA_TRY(eig_check_aliasing(__func__, out, 2, in, 6));
+    SLA_TRY(eig_check_aliasing(API, out, 2, in, 6));
     if (!sla_all_finite(dt, eigenvalues, batch * k, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
     if (!sla_all_finite(dt, eigenvectors, nk, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "eigenvectors entry %lld is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvectors entry %lld is not finite", (long long)bad);
     if (g_eigenvalues && !sla_all_finite(dt, g_eigenvalues, batch * k, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "g_eigenvalues[%lld] is not finite", (long long)bad);
     if (g_eigenvectors && !sla_all_finite(dt, g_eigenvectors, nk, &bad))
-        return SLA_FAIL(SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite", (long long)bad);
+        return SLA_FAIL_AS(API, SLA_ENONFINITE, "g_eigenvectors entry %lld is not finite", (long long)bad);
     eig_problem P;
     SLA_TRY(eig_problem_init(A, &P));
     double *da = sla_calloc((size_t)(batch * nnz + 1), sizeof(double), "gradient of A");
@@ -85,4 +87,14 @@ sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, i
     sla_free(dm);
     eig_problem_free(&P);
     return st;
+}
+
+/* Errors from anything this calls (a factorization, an allocation) start with the public name. */
+sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, int64_t k,
+                                     const void *eigenvalues, const void *eigenvectors,
+                                     const void *g_eigenvalues, const void *g_eigenvectors,
+                                     void *dA, void *dM)
+{
+    return sla_error_attribute(run(A, M, k, eigenvalues, eigenvectors, g_eigenvalues,
+                                   g_eigenvectors, dA, dM), API);
 }

@@ -572,7 +572,54 @@ static void tiny_and_full(void **state)
     double *lam50 = xmalloc(sizeof(double) * n);
     assert_int_equal(sla_eigsh(&A, n, &o, lam50, NULL, NULL), SLA_EINVAL);
     assert_non_null(strstr(sla_last_error(), "too large"));
+    assert_int_equal(strncmp(sla_last_error(), "sla_eigsh: method lobpcg", 24), 0);
     free(ev); free(v); free(lam50);
+    sla_pattern_free(&p);
+}
+
+/* The zero matrix (stored zeros, or no entry at all): every eigenvalue is 0 with residual 0,
+ * converged (it once reported residual inf, "0 of k converged"). */
+static void zero_matrix(void **state)
+{
+    int64_t n = 3, r[3] = {0, 1, 2};
+    double zeros[3] = {0, 0, 0}, lam[2] = {9, 9}, V[6];
+    sla_pattern *p;
+    for (int stored = 0; stored <= 1; stored++) {
+        TU_OK(sla_pattern_from_coo(n, n, stored ? 3 : 0, r, r, &p));
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, zeros);
+        sla_eigsh_info info;
+        TU_OK(sla_eigsh(&A, 2, NULL, lam, V, &info));
+        assert_true(lam[0] == 0 && lam[1] == 0 && info.converged == 2 && info.max_residual == 0);
+        sla_pattern_free(&p);
+    }
+}
+
+/* A start block with dependent columns (all equal): LOBPCG replaces them by random directions
+ * and converges (with 4 equal columns in a block of 6, a non-orthonormal noise column once
+ * survived SVQB and LOBPCG stopped with 1 of 2 pairs and λ₁ = 2.83). */
+static void dependent_start_block(void **state)
+{
+    int64_t n = 50, k = 2;
+    sla_pattern *p;
+    double *v, lam[2], ev[2];
+    laplace1d(n, 0.0, &p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    for (int64_t j = 1; j <= k; j++) ev[j - 1] = 2 - 2 * cos(j * PI / (n + 1));
+    double *v0 = xmalloc(sizeof(double) * n * 6);
+    for (int64_t nv0 = 1; nv0 <= 6; nv0++) {
+        for (int64_t i = 0; i < n * nv0; i++) v0[i] = 1.0;
+        sla_eigsh_options o;
+        sla_eigsh_options_init(&o);
+        o.method = SLA_EIGSH_LOBPCG;
+        o.which = SLA_EIGSH_SA;
+        o.v0 = v0;
+        o.nv0 = nv0;
+        sla_eigsh_info info;
+        TU_OK(sla_eigsh(&A, k, &o, lam, NULL, &info));
+        TU_CLOSE(lam[0], ev[0], 1e-10);
+        TU_CLOSE(lam[1], ev[1], 1e-10);
+    }
+    free(v0); free(v);
     sla_pattern_free(&p);
 }
 
@@ -599,6 +646,8 @@ static void bad_input(void **state)
     o.sigma = 1.0;
     assert_int_equal(sla_eigsh(&A, 1, &o, lam, V, NULL), SLA_EINVAL);
     assert_non_null(strstr(sla_last_error(), "only LM"));
+    /* the message starts with the public function (it started with "check_options:") */
+    assert_int_equal(strncmp(sla_last_error(), "sla_eigsh: options.which", 24), 0);
     sla_eigsh_options_init(&o);
     o.method = (sla_eigsh_method)42;
     assert_int_equal(sla_eigsh(&A, 1, &o, lam, V, NULL), SLA_EINVAL);
@@ -1066,6 +1115,8 @@ int main(void)
         cmocka_unit_test(hangglider_indefinite),
         cmocka_unit_test(identity_repeated),
         cmocka_unit_test(tiny_and_full),
+        cmocka_unit_test(zero_matrix),
+        cmocka_unit_test(dependent_start_block),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(aliasing_rejected),
         cmocka_unit_test(batched_values),
