@@ -203,7 +203,7 @@ def info_from_c(info):
                      iterations=int(info.iterations), residual=float(info.residual_norm),
                      reason=reason, description=info.description.decode("utf-8", "replace"),
                      relative_residual=float(info.relative_residual), preconditioner=precond,
-                     rcond=float(info.rcond))
+                     rcond=float(info.rcond), normal_residual=float(info.normal_residual))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -94,7 +94,9 @@ class SolveInfo:
     direct methods); residual: the true ‖b − A x‖₂ (max over systems); relative_residual:
     ‖b − A x‖₂/‖b‖₂; reason: why it stopped ('converged', 'max iterations', ...);
     description: libsla's one-line account (method, backend, ordering, why); preconditioner;
-    rcond: reciprocal condition estimate (NaN if unknown); adjoint: the info of the backward
+    rcond: reciprocal condition estimate (NaN if unknown); normal_residual: ‖Aᵀ(b − A x)‖₂ of a
+    least-squares (LSQR) solve, the optimality measure when b is not in the range of A (NaN for
+    the other methods); adjoint: the info of the backward
     (transposed) solve once backward has run, else None.
     """
     method: str
@@ -106,6 +108,7 @@ class SolveInfo:
     relative_residual: float = float("nan")
     preconditioner: str = "none"
     rcond: float = float("nan")
+    normal_residual: float = float("nan")
     adjoint: Optional["SolveInfo"] = field(default=None, repr=False)
 
 

@@ -400,8 +400,13 @@ def test_least_squares_matches_numpy(m, n, method):
     x, info = A.solve(b, method=method, rtol=1e-12, return_info=True)
     assert x.shape == (n, 2)
     assert info.method == "lsqr" and info.converged
-    ref = np.linalg.lstsq(dense_of(row, col, val, (m, n)).numpy(), b.numpy(), rcond=None)[0]
+    Ad = dense_of(row, col, val, (m, n)).numpy()
+    ref = np.linalg.lstsq(Ad, b.numpy(), rcond=None)[0]
     np.testing.assert_allclose(x.numpy(), ref, rtol=1e-8, atol=1e-10)
+    # the optimality measure ‖Aᵀ(b − A x)‖ (worst column) is reported and small
+    nr = np.linalg.norm(Ad.T @ (b.numpy() - Ad @ x.numpy()), axis=0).max()
+    assert info.normal_residual <= 1e-9 * np.linalg.norm(Ad) * np.linalg.norm(b.numpy())
+    assert abs(info.normal_residual - nr) <= 1e-6 * np.linalg.norm(Ad) * np.linalg.norm(b.numpy())
 
 
 @pytest.mark.parametrize("m,n", [(14, 6), (6, 14)])
