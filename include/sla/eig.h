@@ -167,9 +167,10 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *  @param[in]  opt           NULL for the defaults (which = LM, no shift, method auto).
  *  @param[out] eigenvalues   [batch][k] of the dtype of A, ascending within each batch element.
  *  @param[out] eigenvectors  [batch][n][k] row-major (column i is the unit eigenvector of
- *                            eigenvalue i), or NULL to skip. Sign convention: the component of
- *                            largest magnitude (the first one among exact ties) is positive.
- *                            Vectors of a repeated eigenvalue are an orthonormal basis of its
+ *                            eigenvalue i; with options.M, M-normalized: vᵀMv = 1), or NULL to
+ *                            skip. Sign convention: the component of largest magnitude (the
+ *                            first one among exact ties) is positive. Vectors of a repeated
+ *                            eigenvalue are an orthonormal (with M: M-orthonormal) basis of its
  *                            computed eigenspace.
  *  @param[out] info          may be NULL.
  *  Batches: every batch element is solved; LOBPCG and Lanczos advance all elements together, so

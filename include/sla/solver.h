@@ -99,7 +99,9 @@ typedef struct sla_solver_options {
     double flop_budget;          /**< flops a direct factorization may take; ≤ 0: the default of
                                   *   src/solve/auto.c (SLA_AUTO_FLOP_BUDGET, docs/auto.md) */
     int need_determinant;        /**< 1: the caller will ask for sla_solver_logdet(), so method
-                                  *   auto considers only direct methods (default 0) */
+                                  *   auto considers only direct methods (default 0); with a
+                                  *   rectangular A (SLA_ESHAPE) or damp > 0 (SLA_EINVAL) an
+                                  *   error, since no determinant exists */
     double damp;                 /**< LSQR only: minimise ‖b − A x‖₂² + damp²‖x‖₂² (Tikhonov);
                                   *   default 0; must be finite and ≥ 0 */
 } sla_solver_options;

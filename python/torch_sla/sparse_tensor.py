@@ -509,14 +509,18 @@ class SparseTensor:
         backend : 'auto' or a libsla backend name (see show_backends())
         rtol, atol, maxiter : stopping rule of iterative methods,
             ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) (libsla defaults: rtol 1e-10, atol 0,
-            maxiter 10·n + 100). ``tol`` is accepted as an alias of rtol (torch-sla).
+            maxiter 10·max(M, N) + 100); LSQR stops on Paige & Saunders' two rules instead,
+            ‖r‖ ≤ rtol·(‖A‖‖x‖ + ‖b‖) or ‖r‖ ≤ atol (consistent) and ‖Aᵀr‖ ≤ rtol·‖A‖‖r‖
+            (inconsistent; info.normal_residual). ``tol`` is accepted as an alias of rtol
+            (torch-sla). float32 needs rtol ≥ ~1e-5.
         preconditioner : 'auto', 'none', 'jacobi', 'ic0', 'ilu0', 'amg'
         return_info : also return a SolveInfo (its ``adjoint`` field is filled by backward)
         strict : raise ConvergenceError instead of warning (ConvergenceWarning) when an
             iterative method stops before its tolerance.
 
-        Shapes: b [N] or [N, K] (unbatched A); b [*batch, N], [*batch, N, K], or a shared
-        [N] / [N, K] for a batched A. x has the shape of b (with the batch when shared).
+        Shapes (A of shape M × N; M = N for every method but LSQR): b [M] or [M, K]
+        (unbatched A); b [*batch, M], [*batch, M, K], or a shared [M] / [M, K] for a batched A.
+        x has the shape of b with N rows (and the batch when b is shared).
         """
         if not self.is_square and str(method).lower() not in ("auto", "lsqr"):
             raise ValueError(f"solve: A has shape {self._shape}; method {method!r} needs a "
@@ -586,7 +590,8 @@ class SparseTensor:
         magnitude, default), 'SM', 'LA', 'SA', or with sigma the k eigenvalues nearest sigma
         (shift-invert). Returns (eigenvalues [*batch, k] ascending, eigenvectors
         [*batch, N, k]) (None instead of the eigenvectors if return_eigenvectors=False).
-        Eigenvectors are unit vectors whose largest-magnitude component is positive.
+        Eigenvectors are unit vectors (M-normalized, vᵀMv = 1, with M) whose largest-magnitude
+        component is positive.
 
         method : 'auto', 'lobpcg', 'lanczos', 'arpack', 'dense' (libsla chooses by default)
         tol : relative residual ‖A v − λ v‖₂ / ‖A‖₁ (libsla default 1e-10)

@@ -1,6 +1,7 @@
 /* sla_eigsh: argument checks, the choice of method (method = auto: the rules are in
  * choose_method below, in one place), the drivers, and the common post-processing (true
  * residuals, Rayleigh-quotient eigenvalues, ascending order, sign convention, output dtype). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -558,6 +559,9 @@ static sla_status check_mass(const sla_matrix *A, const sla_matrix *M, int64_t n
 }
 
 /* M SPD, proved by one Cholesky factorization (the message of a failure names the column). */
+/* below this CHOLMOD rcond estimate ((min L_jj / max L_jj)²) M counts as singular */
+#define SLA_EIG_MASS_RCOND (1e4 * DBL_EPSILON)
+
 static sla_status check_mass_spd(const eig_problem *P)
 {
     sla_solver_options so;
@@ -565,9 +569,19 @@ static sla_status check_mass_spd(const eig_problem *P)
     so.method = SLA_METHOD_CHOLESKY;
     sla_solver *s = NULL;
     sla_status st = sla_solver_create(&P->Md, &so, &s);
+    double rcond = st == SLA_OK ? s->rcond : NAN;
     sla_solver_free(&s);
-    if (st == SLA_OK) return SLA_OK;
-    return sla_error_wrap(st, "sla_eigsh", "the mass matrix M must be symmetric positive definite");
+    if (st != SLA_OK)
+        return sla_error_wrap(st, "sla_eigsh", "the mass matrix M must be symmetric positive "
+                              "definite");
+    /* A semidefinite M passes Cholesky on a pivot of rounding size and gives the pencil
+     * infinite eigenvalues (LA returned 2.3e14): refuse it as the dense path (dsygvd) does.
+     * Mass matrices of finite elements have κ(M) of tens to thousands. */
+    if (!(rcond > SLA_EIG_MASS_RCOND))
+        return EIG_FAIL(SLA_ENOTSPD, "the mass matrix M is numerically singular (Cholesky rcond "
+                        "estimate %.2g ≤ %g): M must be symmetric positive definite", rcond,
+                        SLA_EIG_MASS_RCOND);
+    return SLA_OK;
 }
 
 static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,

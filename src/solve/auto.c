@@ -60,7 +60,8 @@
  *    method that stops with reason indefinite, breakdown or stagnation falls back once at solve
  *    time (sla_auto_fallback): cg → minres, minres → gmres, gmres → bicgstab, bicgstab → gmres.
  * options.need_determinant skips rules 2, 3, 5 and 7: the factorization of rule 6 is made
- * whatever its cost, since only a factorization gives sla_solver_logdet().
+ * whatever its cost, since only a factorization gives sla_solver_logdet(); with a rectangular
+ * A or damp > 0 (rule 0) it is an error (no determinant exists).
  * 0. Before every other rule: a rectangular A (m ≠ n), or options.damp > 0 (a damped least-squares
  *    problem), → LSQR without preconditioner: the only method here that solves least squares
  *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build. */
@@ -319,6 +320,14 @@ sla_status sla_auto_create(sla_solver *s)
     auto_facts f = {0};
     s->is_auto = 1;
     s->user_precond = s->opt.precond;
+    if (s->opt.need_determinant && s->m != s->n)
+        return SLA_FAIL_AS("sla_solver_create", SLA_ESHAPE, "A is %lld × %lld: a determinant "
+                           "needs a square matrix (options.need_determinant)", (long long)s->m,
+                           (long long)s->n);
+    if (s->opt.need_determinant && s->opt.damp > 0)
+        return SLA_FAIL_AS("sla_solver_create", SLA_EINVAL, "options.damp = %g with "
+                           "options.need_determinant: damped least squares gives no determinant",
+                           s->opt.damp);
     if (s->m != s->n || s->opt.damp > 0) return least_squares(s);
     sla_status st = decide(s, &f);
     sla_analysis_free(&s->analysis);          /* an analysis no backend took */

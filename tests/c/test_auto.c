@@ -537,6 +537,12 @@ static void rectangular_goes_lsqr(void **state)
     o.method = SLA_METHOD_CHOLESKY;
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_ESHAPE);
     assert_non_null(strstr(sla_last_error(), "3 × 2"));
+    /* a determinant of a rectangular matrix: a shape error, not "lsqr gives no determinant" */
+    sla_solver_options_init(&o);
+    o.need_determinant = 1;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_ESHAPE);
+    assert_non_null(strstr(sla_last_error(), "sla_solver_create: A is 3 × 2: a determinant needs "
+                           "a square matrix"));
     sla_pattern_free(&p);
 }
 

@@ -478,6 +478,18 @@ static void bad_input(void **state)
     EXPECT_FAIL(sla_eigsh(&A, 2, &o, lam, V, NULL), SLA_ENOTSPD, "mass matrix M");
     o.method = SLA_EIGSH_DENSE;
     EXPECT_FAIL(sla_eigsh(&A, 2, &o, lam, V, NULL), SLA_ENOTSPD, "column 17");
+    /* M semidefinite (the path graph's Laplacian, null vector 1): its last Cholesky pivot is
+     * rounding (here ≤ 0; when it is a tiny positive number, the rcond test refuses it: see
+     * tests/python/test_eigsh.py), refused by every method as by dsygvd */
+    const int64_t *mri = sla_pattern_rowind(pm);
+    const int32_t *mci = sla_pattern_colind(pm);
+    for (int64_t q = 0; q < sla_pattern_nnz(pm); q++)
+        mbad[q] = mri[q] != mci[q] ? -1.0 : (mri[q] == 0 || mri[q] == n - 1) ? 1.0 : 2.0;
+    for (int meth = 0; meth < 3; meth++) {
+        const sla_eigsh_method ms[] = {SLA_EIGSH_LANCZOS, SLA_EIGSH_LOBPCG, SLA_EIGSH_DENSE};
+        o.method = ms[meth];
+        EXPECT_FAIL(sla_eigsh(&A, 2, &o, lam, V, NULL), SLA_ENOTSPD, "mass matrix M");
+    }
     /* size mismatch */
     sla_pattern *p2, *pm2; double *a2, *m2;
     fem1d(n + 1, &p2, &a2, &pm2, &m2);

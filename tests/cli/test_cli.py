@@ -314,6 +314,8 @@ def test_json_errors_on_stdout(tmp_path):
     cases = [(["solve", mat("bcspwr10.mtx")], 3, "singular matrix"),
              (["solve", mat("illc1850.mtx"), "--method", "cg"], 2, "shape mismatch"),
              (["eigsh", mat("west0479.mtx"), "-k", "2"], 2, None),
+             (["logdet", mat("illc1850.mtx")], 2, "shape"),
+             (["logdet", mat("illc1850.mtx"), "--method", "lu"], 2, "shape"),
              (["logdet", mat("headers/c_hermitian.mtx")], 2, None),
              (["info", mat("headers/c_hermitian.mtx")], 2, None),
              (["info", "/nonexistent/file.mtx"], 2, None),

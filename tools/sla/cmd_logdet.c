@@ -41,6 +41,12 @@ int cmd_logdet(int argc, char **argv)
     cli_matrix m;
     int rc = cli_load("logdet", file, 1, &m);
     if (rc) return rc;
+    if (m.coo->nrows != m.coo->ncols) {
+        long long r = (long long)m.coo->nrows, c = (long long)m.coo->ncols;
+        cli_matrix_free(&m);
+        return cli_error("logdet", EXIT_USAGE, "shape", "%s: the matrix is %lld × %lld: a "
+                         "determinant needs a square matrix", file, r, c);
+    }
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
     sla_solver *s = NULL;
     double sign = 0, lad = 0, t0 = cli_now();
