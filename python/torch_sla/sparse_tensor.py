@@ -362,7 +362,8 @@ class SparseTensor:
 
     def norm(self, ord="fro"):
         """Matrix norm per batch element: 'fro' (differentiable), 1 (max column sum),
-        inf (max row sum), 'max' (max |a_ij|)."""
+        inf (max row sum), 'max' (max |a_ij|), 2 (spectral norm max|λ| of a symmetric matrix,
+        by eigsh(k=1, which='LM'); differentiable: ∂‖A‖₂/∂a_ij = sign(λ)·v_i·v_j)."""
         if isinstance(ord, bool) or not isinstance(ord, (str, numbers.Real, type(None))):
             raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
         if ord in ("fro", "f", "F", None):
@@ -374,7 +375,7 @@ class SparseTensor:
         elif ord == "max":
             which = "M"
         elif ord == 2:
-            raise NotImplementedError("the spectral norm needs eigsh/svds, not available yet")
+            return self._spectral_norm()
         else:
             raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
         vals = self._csr()
@@ -385,6 +386,21 @@ class SparseTensor:
         else:
             out = F.matrix_norm(self._pattern, vals.detach(), which)
         return self._unflatten(out, ())
+
+    def _spectral_norm(self):
+        """‖A‖₂ of symmetric matrices: the largest |λ| (eigsh LM, k = 1). A non-symmetric
+        matrix needs its largest singular value (svds), which torch_sla does not have."""
+        if not self.is_square:
+            raise ValueError(f"norm(2): A has shape {self._shape}; the spectral norm is "
+                             f"provided for symmetric matrices only")
+        if self._shape[-1] == 0 or self.values.numel() == 0:
+            return self.values.new_zeros(tuple(self.batch_shape))
+        if not bool(self.is_symmetric(atol=0.0, rtol=1e-10).all()):
+            raise NotImplementedError("norm(2) of a non-symmetric matrix needs its largest "
+                                      "singular value (svds), which torch_sla does not provide; "
+                                      "use norm('fro') (an upper bound) or norm(1)/norm(inf)")
+        lam, _ = self.eigsh(k=1, which="LM")
+        return lam[..., 0].abs()
 
     # ------------------------------------------------------------------------------------------
     # Products

@@ -152,6 +152,30 @@ def test_norm_orders_against_dense(A):
     assert torch.allclose(A.norm(), torch.linalg.norm(D))
 
 
+def test_spectral_norm():
+    """norm(2) of symmetric matrices = max |λ| (dense reference), batched, differentiable
+    (gradcheck), zero for the empty matrix; a non-symmetric matrix is refused with a pointer to
+    the other norms."""
+    from torch.autograd import gradcheck
+    row, col, val = poisson2d(4)
+    vals = torch.stack([val, -2.0 * val])                     # batch 2, second negative definite
+    S = SparseTensor(vals, row, col, (2, 16, 16))
+    ref = torch.stack([torch.linalg.matrix_norm(S.to_dense()[b], 2) for b in range(2)])
+    assert torch.allclose(S.norm(2), ref, rtol=1e-12)
+    # gradcheck perturbs one entry at a time: symmetrize (a_ij and a_ji move together)
+    where = {(int(r), int(c)): q for q, (r, c) in enumerate(zip(row, col))}
+    mirror = torch.tensor([where[(int(c), int(r))] for r, c in zip(row, col)])
+    assert gradcheck(lambda v: SparseTensor((v + v[mirror]) / 2, row, col, (16, 16)).norm(2),
+                     (val.clone().requires_grad_(),), eps=1e-6, atol=1e-6)
+    E = SparseTensor(torch.zeros(0, dtype=torch.float64), torch.zeros(0, dtype=torch.long),
+                     torch.zeros(0, dtype=torch.long), (3, 3))
+    assert float(E.norm(2)) == 0.0
+    U = SparseTensor(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),
+                     torch.tensor([0, 0, 1]), torch.tensor([0, 1, 1]), (2, 2))
+    with pytest.raises(NotImplementedError, match="non-symmetric"):
+        U.norm(2)
+
+
 def test_to_rejects_non_float_dtypes(A):
     with pytest.raises(TypeError, match="torch.float64 or torch.float32, got torch.int64"):
         A.to(torch.int64)
