@@ -13,6 +13,14 @@
 #define EIG_FAIL(...) SLA_FAIL_AS("sla_eigsh", __VA_ARGS__)
 #define EIG_CHECK_ARG(...) SLA_CHECK_ARG_AS("sla_eigsh", __VA_ARGS__)
 
+/* How far (× ‖A‖₁) a shift-invert shift stays from an eigenvalue it would otherwise sit on: the
+ * Gershgorin bound of SA/LA (which a graph Laplacian's λ = 0 attains) and a σ found singular.
+ * At 1e-13 the operator's largest |θ| was ~1e12 × the other wanted ones, and orthogonalizing
+ * against its vector cancelled ~12 digits of theirs: Lanczos stalled at residuals 1e-1 (2D
+ * grid Laplacian, sigma = 0 or SM). At 1e-7 the ratio is ~1e4 and the "nearest σ" order can
+ * only change between eigenvalues equidistant from σ to 1e-7·‖A‖₁. */
+#define SLA_EIG_SHIFT_MARGIN 1e-7
+
 /* The matrix in float64 with the facts every method needs. */
 typedef struct eig_problem {
     const sla_pattern *p;
@@ -94,11 +102,11 @@ void eig_shifted_free(eig_shifted *S);
 /* Factors sgn·(A_b − σ_b I) into *s: created on the first call (fopt, NULL: auto; cholesky = 1
  * forces Cholesky, whose success proves sgn·(A − σI) SPD, and returns SLA_ENOTSPD otherwise),
  * refactored on later calls (symbolic analysis reused). Unless cholesky, a singular result (σ an
- * eigenvalue to working accuracy) is retried with σ moved by 1e-13·‖A‖₁, then ×100, three
+ * eigenvalue to working accuracy) is retried with σ moved by step·‖A‖₁, then ×100, three
  * times. sigma_used [batch] receives the shifts factored. */
 sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
                       const sla_solver_options *fopt, int cholesky, sla_solver **s,
-                      double *sigma_used);
+                      double *sigma_used, double step);
 
 /* Small dense helpers (blockops.c). */
 uint64_t eig_seed(int64_t b);

@@ -161,7 +161,7 @@ static int iterative_fits(int64_t n, const plan *pl, int64_t k, sla_eigsh_method
 }
 
 /* The shift of batch element b: sigma, or (gersh) a bound of the side of the spectrum given by
- * sgn moved out by 1e-10 of its scale. Standard problem: the Gershgorin bound of A. With M,
+ * sgn moved out by SLA_EIG_SHIFT_MARGIN of its scale. Standard problem: the Gershgorin bound of A. With M,
  * xᵀAx/xᵀMx is bounded by A's Gershgorin bound over M's (lo_M > 0 needed; SLA_EUNSUPPORTED
  * otherwise): λ ≥ lo_A/hi_M if lo_A ≥ 0, else lo_A/lo_M; λ ≤ hi_A/lo_M if hi_A ≥ 0, else hi_A/hi_M. */
 static sla_status initial_shift(const eig_problem *P, int64_t b, double sgn, int gersh, double sigma,
@@ -169,7 +169,8 @@ static sla_status initial_shift(const eig_problem *P, int64_t b, double sgn, int
 {
     if (!gersh) { *shift = sigma; return SLA_OK; }
     if (!P->has_M) {
-        *shift = sgn > 0 ? P->gersh_lo[b] - 1e-10 * P->norm1[b] : P->gersh_hi[b] + 1e-10 * P->norm1[b];
+        double d = SLA_EIG_SHIFT_MARGIN * P->norm1[b];
+        *shift = sgn > 0 ? P->gersh_lo[b] - d : P->gersh_hi[b] + d;
         return SLA_OK;
     }
     double mlo = P->mgersh_lo[b], mhi = P->mgersh_hi[b];
@@ -180,12 +181,13 @@ static sla_status initial_shift(const eig_problem *P, int64_t b, double sgn, int
                         sgn > 0 ? "below" : "above", mlo, (long long)b);
     double lo = P->gersh_lo[b], hi = P->gersh_hi[b];
     double bound = sgn > 0 ? (lo >= 0 ? lo / mhi : lo / mlo) : (hi >= 0 ? hi / mlo : hi / mhi);
-    *shift = bound - sgn * 1e-10 * (fabs(bound) + P->norm1[b] / mhi);
+    *shift = bound - sgn * SLA_EIG_SHIFT_MARGIN * (fabs(bound) + P->norm1[b] / mhi);
     return SLA_OK;
 }
 
 /* Factors sgn·(A − σ_b I) (sgn·(A − σ_b M) with M) for the plan: σ_b = sigma, or the Gershgorin bound of the side given
- * by sgn (gersh = 1: below the spectrum for sgn = +1, above for −1) moved out by 1e-10·‖A‖₁.
+ * by sgn (gersh = 1: below the spectrum for sgn = +1, above for −1) moved out by
+ * SLA_EIG_SHIFT_MARGIN·‖A‖₁.
  * cholesky = 1: a verified shift (SLA_ENOTSPD if sgn·(A − σI) is not SPD). */
 static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, plan *pl, double sgn,
                             double sigma, int gersh, int cholesky)
@@ -206,7 +208,8 @@ static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, pl
     si->sgn = sgn;
     si->verified = cholesky;
     sla_solver_free(&si->solver);
-    st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma);
+    st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma,
+                    SLA_EIG_SHIFT_MARGIN);
     si->factorizations++;
     sla_free(want);
     if (st == SLA_OK) pl->si_mode = 1;

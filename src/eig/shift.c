@@ -111,7 +111,7 @@ static sla_status factor_singular(sla_solver *s, int64_t batch, int *singular)
 
 sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
                       const sla_solver_options *fopt, int cholesky, sla_solver **s,
-                      double *sigma_used)
+                      double *sigma_used, double step)
 {
     sla_solver_options o;
     if (fopt) o = *fopt;
@@ -126,7 +126,7 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
         sigma_used[b] = sigma[b];
     }
     if (scale == 0) scale = 1;
-    double step = 1e-13 * scale;
+    step *= scale;
     sla_status st = SLA_OK;
     for (int attempt = 0; attempt < 4; attempt++) {
         eig_shifted_set(P, S, sgn, sigma_used);

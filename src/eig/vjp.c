@@ -38,7 +38,7 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
         sla_solver_options o;
         sla_solver_options_init(&o);
         o.method = order[t];
-        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used);
+        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used, 1e-13);
         if (*s) break;
     }
     return st;

@@ -511,6 +511,38 @@ static void hangglider_indefinite(void **state)
     sla_pattern_free(&p);
 }
 
+/* A graph Laplacian (2D grid, Neumann: the path's tridiag(−1, 2, −1) with 1 at its ends, in
+ * each direction) attains its Gershgorin lower bound 0. SA's shift below the spectrum then sat
+ * 1e-10·‖A‖₁ from λ = 0 and Lanczos stalled (2 of 4 pairs); closed form
+ * λ = (2 − 2cos(iπ/m)) + (2 − 2cos(jπ/m)), i, j = 0 … m − 1. */
+static void graph_laplacian_smallest(void **state)
+{
+    NEED_DIRECT();
+    const int64_t m = 20, n = m * m, k = 4;
+    int64_t *r = xmalloc(sizeof(int64_t) * 5 * n), *c = xmalloc(sizeof(int64_t) * 5 * n);
+    double *v = xmalloc(sizeof(double) * 5 * n);
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < m; j++) {
+            int64_t q = i * m + j, deg = 0;
+            const int64_t nb[4][2] = {{i - 1, j}, {i + 1, j}, {i, j - 1}, {i, j + 1}};
+            for (int t = 0; t < 4; t++) {
+                if (nb[t][0] < 0 || nb[t][0] >= m || nb[t][1] < 0 || nb[t][1] >= m) continue;
+                r[nnz] = q; c[nnz] = nb[t][0] * m + nb[t][1]; v[nnz++] = -1; deg++;
+            }
+            r[nnz] = q; c[nnz] = q; v[nnz++] = (double)deg;
+        }
+    sla_pattern *p;
+    TU_OK(sla_pattern_from_coo(n, n, nnz, r, c, &p));
+    double *cv = xmalloc(sizeof(double) * nnz);
+    TU_OK(sla_values_gather(p, SLA_FLOAT64, 1, v, cv));
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, cv);
+    double mu = 2 - 2 * cos(PI / (double)m), want[4] = {0, mu, mu, 2 * mu};
+    run(&A, k, SLA_EIGSH_LANCZOS, SLA_EIGSH_SA, NAN, want, 1e-10);
+    free(r); free(c); free(v); free(cv);
+    sla_pattern_free(&p);
+}
+
 static void identity_repeated(void **state)
 {
     NEED_DIRECT();
@@ -1113,6 +1145,7 @@ int main(void)
         cmocka_unit_test(dense_references),
         cmocka_unit_test(negative_eigenvalues),
         cmocka_unit_test(hangglider_indefinite),
+        cmocka_unit_test(graph_laplacian_smallest),
         cmocka_unit_test(identity_repeated),
         cmocka_unit_test(tiny_and_full),
         cmocka_unit_test(zero_matrix),
