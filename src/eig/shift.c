@@ -1,10 +1,12 @@
 /* A − σI (A − σM for the generalized problem) for shift-invert and for the eigenvector adjoint: the pattern with its whole diagonal
  * (A's own if it has it), shifted values per batch element, and the factorization with a
  * retry away from an exact eigenvalue. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "eig/eig_internal.h"
+#include "solve/backend.h"
 
 sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
 {
@@ -138,8 +140,12 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
         }
         int singular = 0;
         if (st == SLA_OK && !cholesky) st = factor_singular(*s, P->batch, &singular);
+        /* a pivot ratio at rounding level (KLU factored a graph Laplacian at σ = 0 with rcond
+         * 2.4e-14 and no zero pivot) means σ sits on an eigenvalue as well: move it, but keep
+         * the last factorization if the ratio stays that small (an ill-conditioned A) */
+        int tiny = st == SLA_OK && !cholesky && !singular && (*s)->rcond < 1e3 * DBL_EPSILON;
         if (st == SLA_OK && singular) st = SLA_ESINGULAR;
-        if (st != SLA_ESINGULAR || cholesky) break;
+        if ((st != SLA_ESINGULAR && !tiny) || cholesky || (tiny && attempt == 3)) break;
         /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the
          * nearest eigenvalues stay the wanted ones) */
         for (int64_t b = 0; b < P->batch; b++) sigma_used[b] = sigma[b] + step;
