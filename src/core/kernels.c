@@ -82,3 +82,17 @@ sla_status sla_check_overlap(const char *func, const char *out_name, const void 
                              out_name, in_name);
     return SLA_OK;
 }
+
+sla_status sla_check_aliasing(const char *func, const sla_buf *out, int nout, const sla_buf *in,
+                              int nin)
+{
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < nin; j++)
+            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, in[j].name,
+                                      in[j].p, in[j].bytes));
+        for (int j = 0; j < i; j++)
+            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, out[j].name,
+                                      out[j].p, out[j].bytes));
+    }
+    return SLA_OK;
+}

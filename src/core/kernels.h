@@ -31,6 +31,15 @@ sla_status sla_check_overlap(const char *func, const char *out_name, const void 
                              size_t out_bytes, const char *in_name, const void *in,
                              size_t in_bytes);
 
+/** A caller's array for sla_check_aliasing (p NULL or bytes 0: absent). */
+typedef struct sla_buf { const char *name; const void *p; size_t bytes; } sla_buf;
+
+/** sla_check_overlap for every output against every input, then against every earlier output
+ *  (named "out[i] overlaps out[j]", j < i): all checked before anything is written, so that no
+ *  input is modified. */
+sla_status sla_check_aliasing(const char *func, const sla_buf *out, int nout, const sla_buf *in,
+                              int nin);
+
 /** The kernel of sla_pattern_outer_add() (arguments already checked), with
  *  overwrite = 1: dvalues = alpha · Σ_j u[r_s][j]·v[c_s][j], dvalues not read (gradients that
  *  are returned rather than accumulated save one pass over [batch][nnz]);

@@ -5,6 +5,7 @@
 #define SLA_EIG_INTERNAL_H
 
 #include "core/internal.h"
+#include "core/kernels.h"
 #include "sla/eig.h"
 
 /* Errors raised anywhere inside the eigensolver are sla_eigsh's: the message starts with the
@@ -50,12 +51,6 @@ double eig_res_scale(const eig_problem *P, int64_t b, double lambda);
 sla_matrix eig_mass_view(const eig_problem *P, int64_t b);
 void eig_problem_free(eig_problem *P);
 
-/* A caller's array for the aliasing checks (p NULL or bytes 0: absent). */
-typedef struct eig_array { const char *name; const void *p; size_t bytes; } eig_array;
-/* SLA_EINVAL naming both arrays (sla_check_overlap) when an output overlaps an input or another
- * output: checked before anything is written, so that no input is modified. */
-sla_status eig_check_aliasing(const char *func, const eig_array *out, int nout, const eig_array *in,
-                              int nin);
 
 /* A batched operator Y_b = OP_b X_b on column-major blocks. X[b] == NULL marks batch element b
  * inactive (Y[b] untouched); m[b] columns per element. count accumulates applied vectors. */

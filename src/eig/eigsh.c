@@ -604,16 +604,16 @@ static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_
     if (o.M) SLA_TRY(check_mass(A, o.M, n));
     {
         size_t es = sla_dtype_size(A->dtype), nb = (size_t)A->batch;
-        const eig_array out[] = {
+        const sla_buf out[] = {
             {"eigenvalues", eigenvalues, nb * (size_t)k * es},
             {"eigenvectors", eigenvectors, nb * (size_t)(n * k) * es},
             {"options.residuals", o.residuals, nb * (size_t)k * sizeof(double)}};
-        const eig_array in[] = {
+        const sla_buf in[] = {
             {"A's values", A->values, nb * (size_t)sla_pattern_nnz(A->pattern) * es},
             {"options.v0", o.v0, nb * (size_t)(n * o.nv0) * es},
             {"M's values", o.M ? o.M->values : NULL,
              o.M ? (size_t)o.M->batch * (size_t)sla_pattern_nnz(o.M->pattern) * es : 0}};
-        SLA_TRY(eig_check_aliasing("sla_eigsh", out, 3, in, 3));
+        SLA_TRY(sla_check_aliasing("sla_eigsh", out, 3, in, 3));
     }
     if (o.tol == 0) o.tol = 1e-14;
     if (o.v0) {

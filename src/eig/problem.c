@@ -110,20 +110,6 @@ void eig_problem_free(eig_problem *P)
     memset(P, 0, sizeof *P);
 }
 
-sla_status eig_check_aliasing(const char *func, const eig_array *out, int nout, const eig_array *in,
-                              int nin)
-{
-    for (int i = 0; i < nout; i++) {
-        for (int j = 0; j < nin; j++)
-            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, in[j].name,
-                                      in[j].p, in[j].bytes));
-        for (int j = 0; j < i; j++)
-            SLA_TRY(sla_check_overlap(func, out[i].name, out[i].p, out[i].bytes, out[j].name,
-                                      out[j].p, out[j].bytes));
-    }
-    return SLA_OK;
-}
-
 /* Packs the active column-major blocks into row-major [batch][n][mmax] (zeros elsewhere). */
 static sla_status pack(eig_op *op, const int64_t *m, double *const *X, int64_t *mmax)
 {

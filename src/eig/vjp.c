@@ -248,14 +248,14 @@ static sla_status run(const sla_matrix *A, int64_t k, const void *eigenvalues,
     SLA_CHECK_ARG_AS(API, dvalues || nnz == 0, "dvalues is NULL");
     int64_t bad, nk = A->batch * n * k;
     size_t es = sla_dtype_size(A->dtype), nb = (size_t)A->batch;
-    const eig_array out = {"dvalues", dvalues, nb * (size_t)nnz * es};
-    const eig_array in[] = {
+    const sla_buf out = {"dvalues", dvalues, nb * (size_t)nnz * es};
+    const sla_buf in[] = {
         {"A's values", A->values, nb * (size_t)nnz * es},
         {"eigenvalues", eigenvalues, nb * (size_t)k * es},
         {"eigenvectors", eigenvectors, (size_t)nk * es},
         {"g_eigenvalues", g_eigenvalues, nb * (size_t)k * es},
         {"g_eigenvectors", g_eigenvectors, (size_t)nk * es}};
-    SLA_TRY(eig_check_aliasing(API, &out, 1, in, 5));
+    SLA_TRY(sla_check_aliasing(API, &out, 1, in, 5));
     if (!sla_all_finite(A->dtype, eigenvalues, A->batch * k, &bad))
         return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
     if (!sla_all_finite(A->dtype, eigenvectors, nk, &bad))

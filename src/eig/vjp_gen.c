@@ -51,17 +51,17 @@ static sla_status run(const sla_matrix *A, const sla_matrix *M, int64_t k,
     int64_t batch = A->batch, nnz = sla_pattern_nnz(A->pattern), nnzm = sla_pattern_nnz(M->pattern);
     int64_t nk = batch * n * k, bad;
     size_t es = sla_dtype_size(dt);
-    const eig_array out[] = {
+    const sla_buf out[] = {
         {"dA", dA, (size_t)(batch * nnz) * es},
         {"dM", dM, (size_t)(M->batch * nnzm) * es}};
-    const eig_array in[] = {
+    const sla_buf in[] = {
         {"A's values", A->values, (size_t)(batch * nnz) * es},
         {"M's values", M->values, (size_t)(M->batch * nnzm) * es},
         {"eigenvalues", eigenvalues, (size_t)(batch * k) * es},
         {"eigenvectors", eigenvectors, (size_t)nk * es},
         {"g_eigenvalues", g_eigenvalues, (size_t)(batch * k) * es},
         {"g_eigenvectors", g_eigenvectors, (size_t)nk * es}};
-    SLA_TRY(eig_check_aliasing(API, out, 2, in, 6));
+    SLA_TRY(sla_check_aliasing(API, out, 2, in, 6));
     if (!sla_all_finite(dt, eigenvalues, batch * k, &bad))
         return SLA_FAIL_AS(API, SLA_ENONFINITE, "eigenvalues[%lld] is not finite", (long long)bad);
     if (!sla_all_finite(dt, eigenvectors, nk, &bad))

@@ -50,18 +50,10 @@ static sla_status lstsq_check(const char *func, sla_solver *s, const lstsq_shape
     }
     size_t es = sla_dtype_size(s->dtype), bb = (size_t)q->tb * es, xb = (size_t)q->tx * es;
     size_t vb = s->pattern ? (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es : 0;
-    size_t dbb = dB ? bb : 0, dvb = dvalues ? vb : 0;
-    size_t Bb = B ? bb : 0, Xb = X ? xb : 0, Ab = s->A.values ? vb : 0;
-    const void *A = s->A.values;
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "B", B, Bb));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "X", X, Xb));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "G", G, xb));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "the matrix values", A, Ab));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbb, "dvalues", dvalues, dvb));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "B", B, Bb));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "X", X, Xb));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "G", G, xb));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvb, "the matrix values", A, Ab));
+    const sla_buf out[] = {{"dvalues", dvalues, vb}, {"dB", dB, bb}};
+    const sla_buf in[] = {{"B", B, bb}, {"X", X, xb}, {"G", G, xb},
+                          {"the matrix values", s->A.values, vb}};
+    SLA_TRY(sla_check_aliasing(func, out, 2, in, 4));
     SLA_TRY(sla_solver_block_finite(func, s, "G", G, q->nx, q->nrhs, q->tx));
     if (dvalues) {
         SLA_TRY(sla_solver_block_finite(func, s, "B", B, q->nb, q->nrhs, q->tb));

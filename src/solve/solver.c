@@ -406,16 +406,10 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
     if (dvalues) SLA_TRY(sla_solver_block_size(func, s, "X (needed for dvalues)", X, s->n, nrhs, total));
     size_t es = sla_dtype_size(s->dtype), bytes = (size_t)*total * es;
     size_t vbytes = s->pattern ? (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es : 0;
-    size_t xbytes = X ? bytes : 0, dbbytes = dB ? bytes : 0, dvbytes = dvalues ? vbytes : 0;
-    const void *A = s->A.values;
-    size_t abytes = values_bytes(s);
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbbytes, "X", X, xbytes));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbbytes, "G", G, bytes));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbbytes, "the matrix values", A, abytes));
-    SLA_TRY(sla_check_overlap(func, "dB", dB, dbbytes, "dvalues", dvalues, dvbytes));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "X", X, xbytes));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "G", G, bytes));
-    SLA_TRY(sla_check_overlap(func, "dvalues", dvalues, dvbytes, "the matrix values", A, abytes));
+    const sla_buf out[] = {{"dvalues", dvalues, vbytes}, {"dB", dB, bytes}};
+    const sla_buf in[] = {{"X", X, bytes}, {"G", G, bytes},
+                          {"the matrix values", s->A.values, values_bytes(s)}};
+    SLA_TRY(sla_check_aliasing(func, out, 2, in, 3));
     SLA_TRY(sla_solver_block_finite(func, s, "G", G, s->n, nrhs, *total));
     if (dvalues) SLA_TRY(sla_solver_block_finite(func, s, "X", X, s->n, nrhs, *total));
     return SLA_OK;
