@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sla/sla.h"
+#include "bench_util.h"
 #include "grid_laplacian.h"
 
 #ifndef SLA_MATRIX_DIR_DEFAULT
@@ -34,13 +35,6 @@ static const choice choices[] = {
     {"auto", SLA_METHOD_AUTO, SLA_PRECOND_AUTO},
 };
 #define NCHOICE (sizeof choices / sizeof choices[0])
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* seconds for create + solve, or −1 if the method failed or did not converge to 1e-8 */
 static double run(const sla_matrix *A, const choice *c, const double *b, double *x, char *desc,

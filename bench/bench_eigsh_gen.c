@@ -16,21 +16,9 @@
 #include <time.h>
 
 #include "sla/sla.h"
+#include "bench_util.h"
 
 #define PI 3.14159265358979323846
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void die(void)
 {

@@ -12,13 +12,7 @@
 #include <time.h>
 
 #include "sla/sla.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static int cmp_double(const void *a, const void *b)
 {

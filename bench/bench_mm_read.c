@@ -11,13 +11,7 @@
 #include <unistd.h>
 
 #include "sla/sla.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static size_t raw_read(const char *path)
 {

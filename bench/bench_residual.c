@@ -14,18 +14,12 @@
 #include <time.h>
 
 #include "sla/sla.h"
+#include "bench_util.h"
 #include "grid_laplacian.h"
 
 #ifndef SLA_MATRIX_DIR_DEFAULT
 #define SLA_MATRIX_DIR_DEFAULT ""
 #endif
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
