@@ -14,9 +14,7 @@ Run: PYTHONPATH=python SLA_LIBRARY=build/libsla.so /usr/bin/python3 bench/autogr
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -27,17 +25,8 @@ import torch_sla  # noqa: E402
 from torch_sla import SparseTensor  # noqa: E402
 from inverse_coefficient import assembly_map  # noqa: E402
 
-
-def per_call(fn, repeats):
-    """Median and minimum seconds of fn() over `repeats` calls (after 3 warm-up calls)."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return {"median_ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times)}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import per_call  # noqa: E402
 
 
 def main():
