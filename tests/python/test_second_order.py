@@ -400,6 +400,36 @@ def test_create_graph_first_gradient_equals_first_order(op):
     assert torch.allclose(g1, g2.detach(), rtol=1e-13, atol=1e-15)
 
 
+def _count_solves(monkeypatch):
+    """Counts libsla's solve entry points (forward solves and adjoint solves)."""
+    lib = torch_sla._capi.lib
+    counts = {}
+    for name in ("sla_solver_solve", "sla_solver_solve_vjp"):
+        fn = getattr(lib, name)
+
+        def counted(*args, _fn=fn, _name=name):
+            counts[_name] = counts.get(_name, 0) + 1
+            return _fn(*args)
+        monkeypatch.setattr(lib, name, counted)
+    return counts
+
+
+def test_solves_per_gradient_and_per_hessian_vector_product(monkeypatch):
+    """First order: the forward solve and one fused adjoint call, as before double backward
+    existed; a Hessian-vector product: 4 solves on the one factorization."""
+    row, col, val = _unsym(seed=18)
+    b = torch.randn(6, dtype=f64, generator=torch.Generator().manual_seed(14))
+    counts = _count_solves(monkeypatch)
+    v = _req(val)
+    SparseTensor(v, row, col, (6, 6)).solve(b).pow(2).sum().backward()
+    assert counts == {"sla_solver_solve": 1, "sla_solver_solve_vjp": 1}
+    counts.clear()
+    gv, = torch.autograd.grad(SparseTensor(v, row, col, (6, 6)).solve(b).pow(2).sum(), v,
+                              create_graph=True)
+    torch.autograd.grad(gv, v, grad_outputs=torch.ones_like(gv))
+    assert counts == {"sla_solver_solve": 1, "sla_solver_solve_vjp": 3}
+
+
 # ------------------------------------------------------------------------------------------------
 # Item: a square solve does not keep b (in-place changes of b afterwards are harmless)
 # ------------------------------------------------------------------------------------------------
