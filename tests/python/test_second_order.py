@@ -101,6 +101,14 @@ def test_gradgradcheck_rectangular_matvec():
                          (_req(dense[row, col]), _req(x)))
 
 
+@pytest.mark.parametrize("fn", ["to_dense", "norm"])
+def test_gradgradcheck_dense_conversion_and_norm(fn):
+    row, col, val = _unsym(seed=6)
+    v = torch.stack([val, 2 * val])
+    assert gradgradcheck(lambda v: getattr(SparseTensor(v, row, col, (2, 6, 6)), fn)().pow(3),
+                         (_req(v),))
+
+
 @pytest.mark.parametrize("fn", ["logdet", "slogdet", "det"])
 @pytest.mark.parametrize("batched", [False, True])
 def test_gradgradcheck_determinants(fn, batched):
