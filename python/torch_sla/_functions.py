@@ -1,61 +1,77 @@
-"""One torch.autograd.Function per differentiable operation. Forward and backward both call
-libsla (the backward calls the C adjoint: sla_values_scatter, sla_spmv_vjp,
-sla_solver_solve_vjp, sla_solver_logdet_grad); Python only shapes the arguments.
+"""One torch.autograd.Function per differentiable operation; forward and backward call libsla,
+Python only shapes the arguments. This module holds the shared pieces, COO ↔ CSR order
+(Gather, Scatter), the products (SpMV, PatternOuter), the norm and the dense conversion; solves
+and determinants are in _solve_functions.py, eigenpairs in _eigsh_functions.py.
 
-Conventions inside this module: matrix values are [B, nnz] contiguous tensors in CSR order
-(B ≥ 1, the flattened batch), dense blocks are [n, k] (shared by the batch) or [B, n, k].
+Two paths in every backward
+---------------------------
+* **First order** (the backward runs without grad mode: ``create_graph=False``, the training
+  loop): the fused C adjoint (sla_spmv_vjp, sla_solver_solve_vjp, ...), one call, nothing
+  recorded — as fast as a backward can be.
+* **Differentiable** (``create_graph=True``: PyTorch runs the backward in grad mode): the same
+  formulas composed of this package's differentiable Functions, so that autograd
+  differentiates them again, to any order. The transposed product is an SpMV with the other
+  op, the pattern outer product ∂a_s = Σ_j u[r_s][j]·v[c_s][j] is PatternOuter (its own
+  backward is two SpMVs with the cotangent as values), the adjoint solve is a Solve on the
+  forward's solver object with the other op. A term with no differentiable form (eigenvector
+  cotangents of eigsh) goes through :func:`unavailable`, whose backward raises: a second
+  derivative is exact or an error, never a silent zero.
+
+Conventions: matrix values are [B, nnz] tensors in CSR order (B ≥ 1, the flattened batch),
+dense blocks are [n, k] (shared by the batch) or [B, n, k].
 """
 import ctypes
-import functools
 import warnings
 
 import torch
-from torch._C import _functions as _torch_functions
 from torch.autograd import Function
 
-from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, Matrix, check, lib
-from ._solver import acquire, info_from_c
+from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, SLA_OP_T, Matrix, check, lib
+from ._solver import info_from_c
 from .errors import ConvergenceError, ConvergenceWarning
 
 DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
 
 
-def first_order(backward):
-    """Marks a backward computed in C (not differentiable itself). Like PyTorch's
-    once_differentiable, but a double backward (create_graph=True, then differentiating the
-    gradients) raises instead of silently treating the gradients as constants also when only
-    the tensors *saved* by the forward require grad (values, x): once_differentiable looks at
-    the incoming gradients only, so e.g. ∂(A x)/∂values = g xᵀ would be taken as independent
-    of x."""
-    @functools.wraps(backward)
-    def wrapper(ctx, *grads):
-        track = torch.is_grad_enabled() and (
-            any(isinstance(g, torch.Tensor) and g.requires_grad for g in grads) or
-            any(t is not None and t.requires_grad for t in ctx.saved_tensors))
-        with torch.no_grad():
-            outputs = backward(ctx, *grads)
-        if not track:
-            return outputs
-        if not isinstance(outputs, tuple):
-            outputs = (outputs,)
-        err = _torch_functions.DelayedError(
-            b"torch_sla: double backward is not supported (the gradients of torch_sla "
-            b"operations are computed in libsla and are not themselves differentiable)",
-            len(outputs))
-
-        def alias(t):
-            if t is None:
-                return None
-            t = t.detach()
-            t.requires_grad = True
-            return t
-        return err(*[alias(t) for t in outputs])
-    return wrapper
-
-
 def matrix_view(pattern, values):
     """sla_matrix for [B, nnz] CSR values (a borrowed view: keep `values` alive)."""
     return Matrix(pattern.ptr, DTYPE_CODE[values.dtype], values.shape[0], values.data_ptr())
+
+
+def other(op):
+    """The other op: N ↔ T."""
+    return SLA_OP_T if op == SLA_OP_N else SLA_OP_N
+
+
+def differentiable():
+    """True inside a backward whose result must itself be differentiable (create_graph=True):
+    PyTorch runs a backward in grad mode exactly then."""
+    return torch.is_grad_enabled()
+
+
+class _Unavailable(Function):
+    """Identity on `out` whose backward raises `message` (see unavailable())."""
+
+    @staticmethod
+    def forward(ctx, message, out, *deps):
+        ctx.message = message
+        return out.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError(ctx.message)
+
+
+def unavailable(out, deps, message):
+    """`out` (computed in C, without a graph) made to depend on the tensors `deps` it was
+    computed from, through a node whose backward raises `message`. With create_graph=True the
+    first gradient stays exact; differentiating it with respect to anything it depends on
+    raises. (torch's once_differentiable, or a detached result, would be disconnected from the
+    saved tensors, and autograd.grad would return zero or None without a word.)"""
+    deps = [d for d in deps if isinstance(d, torch.Tensor) and d.requires_grad]
+    if not deps or not torch.is_grad_enabled():
+        return out
+    return _Unavailable.apply(message, out, *deps)
 
 
 class SolveConfig:
@@ -111,64 +127,112 @@ class SolveConfig:
 
 
 # ------------------------------------------------------------------------------------------------
-# COO order -> CSR order
+# COO order ↔ CSR order (linear maps, each the other's transpose)
 # ------------------------------------------------------------------------------------------------
-class Gather(Function):
-    """CSR values [B, nnz] from COO-ordered values [B, nnz_input] (duplicates summed, C
-    sla_values_gather); backward: sla_values_scatter (each duplicate gets its slot's gradient)."""
+def _reorder(t, pattern, to_csr):
+    """to_csr: [B, nnz] CSR values from [B, nnz_input] COO values, duplicates summed
+    (sla_values_gather); else the other way, each COO entry getting its slot's value
+    (sla_values_scatter)."""
+    t = t.contiguous()
+    out = t.new_empty(t.shape[0], pattern.nnz if to_csr else pattern.nnz_input)
+    if t.shape[0]:
+        fn = lib.sla_values_gather if to_csr else lib.sla_values_scatter
+        check(fn(pattern.ptr, DTYPE_CODE[t.dtype], t.shape[0], t.data_ptr(), out.data_ptr()))
+    return out
+
+
+class Reorder(Function):
+    """COO → CSR order (to_csr: sla_values_gather, [B, nnz_input] → [B, nnz], duplicates summed)
+    or back (sla_values_scatter: each duplicate gets its slot's value). The two maps are each
+    other's transpose, so the backward of one is the other."""
 
     @staticmethod
-    def forward(ctx, coo, pattern):
-        out = coo.new_empty(coo.shape[0], pattern.nnz)
-        ctx.pattern = pattern
-        if coo.shape[0] == 0:                        # empty batch: nothing to gather
-            return out
-        check(lib.sla_values_gather(pattern.ptr, DTYPE_CODE[coo.dtype], coo.shape[0],
-                                    coo.data_ptr(), out.data_ptr()))
-        return out
+    def forward(ctx, t, pattern, to_csr):
+        ctx.pattern, ctx.to_csr = pattern, to_csr
+        return _reorder(t, pattern, to_csr)
 
     @staticmethod
-    @first_order
     def backward(ctx, g):
-        g = g.contiguous()
-        out = g.new_empty(g.shape[0], ctx.pattern.nnz_input)
-        if g.shape[0] == 0:
-            return out, None
-        check(lib.sla_values_scatter(ctx.pattern.ptr, DTYPE_CODE[g.dtype], g.shape[0],
-                                     g.data_ptr(), out.data_ptr()))
-        return out, None
+        if differentiable():
+            return Reorder.apply(g, ctx.pattern, not ctx.to_csr), None, None
+        return _reorder(g, ctx.pattern, not ctx.to_csr), None, None
+
+
+def gather(coo, pattern):
+    """Differentiable CSR values [B, nnz] from COO-ordered values [B, nnz_input]."""
+    return Reorder.apply(coo, pattern, True)
 
 
 # ------------------------------------------------------------------------------------------------
-# y = op(A) x
+# y = op(A) x and the pattern outer product
 # ------------------------------------------------------------------------------------------------
+def _spmv(values, x, pattern, op, x_batched):
+    """y [B, m, k] = op(A_b) x (sla_spmv); x [n, k] (x_batched = 0) or [B, n, k]."""
+    B, k = values.shape[0], x.shape[-1]
+    m = pattern.nrows if op == SLA_OP_N else pattern.ncols
+    y = values.new_empty(B, m, k)
+    if y.numel() == 0:
+        return y
+    if x.numel() == 0:
+        return y.zero_()
+    values, x = values.contiguous(), x.contiguous()
+    A = matrix_view(pattern, values)
+    check(lib.sla_spmv(op, 1.0, ctypes.byref(A), x.data_ptr(), x_batched, k, 0.0,
+                       y.data_ptr()))
+    return y
+
+
+def spmv(values, x, pattern, op, x_batched):
+    """op(A) x for backward passes: recorded (SpMV) in grad mode, a plain C call otherwise."""
+    if differentiable():
+        return SpMV.apply(values, x, pattern, op, x_batched)
+    return _spmv(values, x, pattern, op, x_batched)
+
+
+def _outer(u, v, pattern, batch):
+    """[batch, nnz]: out[b][s] = Σ_j u[b][r_s][j]·v[b][c_s][j] (sla_pattern_outer_add), u
+    [1 or batch, nrows, k], v [1 or batch, ncols, k] (a batch of 1 is shared)."""
+    out = u.new_zeros(batch, pattern.nnz)
+    k = u.shape[-1]
+    if out.numel() == 0 or k == 0 or pattern.nrows == 0 or pattern.ncols == 0:
+        return out
+    u, v = u.contiguous(), v.contiguous()
+    check(lib.sla_pattern_outer_add(pattern.ptr, DTYPE_CODE[u.dtype], batch, 1.0, u.data_ptr(),
+                                    int(u.shape[0] == batch), v.data_ptr(),
+                                    int(v.shape[0] == batch), k, out.data_ptr()))
+    return out
+
+
+def outer(u, v, pattern, batch):
+    """The pattern outer product for backward passes: recorded (PatternOuter) in grad mode."""
+    if differentiable():
+        return PatternOuter.apply(u, v, pattern, batch)
+    return _outer(u, v, pattern, batch)
+
+
 class SpMV(Function):
-    """y [B, m, k] = op(A_b) x, x [n, k] (x_batched = 0, shared) or [B, n, k]. Backward: one
-    sla_spmv_vjp call gives dx = op(A)ᵀ g and dvalues (pattern-restricted outer product)."""
+    """y [B, m, k] = op(A_b) x, x [n, k] (x_batched = 0, shared) or [B, n, k]. Backward, first
+    order: one sla_spmv_vjp call gives dx = op(A)ᵀ g and dvalues (pattern-restricted outer
+    product); differentiable: dx = SpMV with the other op, dvalues = PatternOuter(g, x) (op N)
+    or PatternOuter(x, g) (op T)."""
 
     @staticmethod
     def forward(ctx, values, x, pattern, op, x_batched):
-        B = values.shape[0]
-        k = x.shape[-1]
-        m = pattern.nrows if op == SLA_OP_N else pattern.ncols
-        y = values.new_empty(B, m, k)
         ctx.pattern, ctx.op, ctx.x_batched = pattern, op, x_batched
         ctx.save_for_backward(values, x)
-        if y.numel() == 0:
-            return y
-        if x.numel() == 0:
-            return y.zero_()
-        A = matrix_view(pattern, values)
-        check(lib.sla_spmv(op, 1.0, ctypes.byref(A), x.data_ptr(), x_batched, k, 0.0,
-                           y.data_ptr()))
-        return y
+        return _spmv(values, x, pattern, op, x_batched)
 
     @staticmethod
-    @first_order
     def backward(ctx, g):
         values, x = ctx.saved_tensors
         need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        run = (need_v or need_x) and g.numel() and x.numel()
+        if not (need_v or need_x):
+            return None, None, None, None, None
+        if differentiable():
+            return SpMV._graph(ctx, values, x, g, need_v, need_x) + (None, None, None)
+        # saved as given (a differentiable backward passes cotangents of any layout)
+        values, x = values.contiguous(), x.contiguous()
+        run = g.numel() and x.numel()
         alloc = torch.empty_like if run else torch.zeros_like      # the VJP overwrites
         dv = alloc(values) if need_v else None
         dx = alloc(x) if need_x else None
@@ -180,106 +244,60 @@ class SpMV(Function):
                                    dv.data_ptr() if need_v else None))
         return dv, dx, None, None, None
 
+    @staticmethod
+    def _graph(ctx, values, x, g, need_v, need_x):
+        p, op = ctx.pattern, ctx.op
+        dv = dx = None
+        if need_x:
+            dx = SpMV.apply(values, g, p, other(op), 1)             # op(A)ᵀ g, [B, n, k]
+            if not ctx.x_batched:
+                dx = dx.sum(0)
+        if need_v:
+            x3 = x if ctx.x_batched else x.unsqueeze(0)
+            u, v = (g, x3) if op == SLA_OP_N else (x3, g)
+            dv = PatternOuter.apply(u, v, p, values.shape[0])
+        return dv, dx
 
-def _keep_pin(ctx, solver, pin, ninputs):
-    """The pin stays with the autograd context when a backward may use the solver (released
-    by that backward, or when the graph is freed); otherwise it is released now."""
-    if any(ctx.needs_input_grad[:ninputs]):
-        return pin
-    solver.unpin(pin)
-    return None
 
-
-# ------------------------------------------------------------------------------------------------
-# x = A⁻¹ b
-# ------------------------------------------------------------------------------------------------
-class Solve(Function):
-    """X [B, n, k] = A_b⁻¹ B_b (B [B, m, k]; m ≠ n only for least squares, method lsqr). The
-    solver comes from the refactor cache (see _solver.py) and is saved for the backward, which
-    runs sla_solver_solve_vjp on it: one transposed solve with the same factors or
-    preconditioner, then ∂a = −λ xᵀ on the pattern; for lsqr, sla_solver_lstsq_vjp (three
-    LSQR solves, ∂a from the residual too: docs/krylov.md)."""
+class PatternOuter(Function):
+    """dvalues [batch, nnz] = Σ_j u[b][r_s][j]·v[b][c_s][j] on the pattern (the primitive of
+    every adjoint; sla_pattern_outer_add). Backward for a cotangent G [batch, nnz] (read as the
+    values of a matrix A_G on the pattern): du = A_G v, dv = A_Gᵀ u (SpMVs; summed over the
+    batch for a shared u or v)."""
 
     @staticmethod
-    def forward(ctx, values, b, pattern, options, config):
-        vals = values.detach()
-        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
-        try:
-            x = b.new_empty((b.shape[0], pattern.ncols, b.shape[-1]))
-            st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
-            config.report(st, info)
-        except BaseException:
-            solver.unpin(pin)
-            raise
-        ctx.solver, ctx.config = solver, config
-        ctx.generation = solver.generation
-        ctx.pin = _keep_pin(ctx, solver, pin, 2)
-        ctx.save_for_backward(values, x, b)
-        return x
+    def forward(ctx, u, v, pattern, batch):
+        ctx.pattern = pattern
+        ctx.save_for_backward(u, v)
+        return _outer(u, v, pattern, batch)
 
     @staticmethod
-    @first_order
-    def backward(ctx, g):
-        values, x, b = ctx.saved_tensors
-        solver = ctx.solver
-        need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        if not (need_v or need_b):
-            return None, None, None, None, None
-        ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
-        db = torch.empty_like(b) if need_b else None
-        dv = torch.empty_like(values) if need_v else None
-        if solver.method == "lsqr":
-            st, info = solver.lstsq_vjp(SLA_OP_N, x.shape[-1], b.contiguous(), x,
-                                        g.contiguous(), db, dv)
-        else:
-            st, info = solver.solve_vjp(SLA_OP_N, x.shape[-1], x, g.contiguous(), db, dv)
-        ctx.config.report(st, info, adjoint=True)
-        if ctx.pin is not None:
-            solver.unpin(ctx.pin)
-        return dv, db, None, None, None
+    def backward(ctx, G):
+        u, v = ctx.saved_tensors
+        batch, p = G.shape[0], ctx.pattern
+        du = dv = None
 
+        def product(op, w):
+            shared = w.shape[0] != batch
+            return spmv(G, w[0] if shared else w, p, op, 0 if shared else 1)
 
-# ------------------------------------------------------------------------------------------------
-# log|det A|
-# ------------------------------------------------------------------------------------------------
-class Slogdet(Function):
-    """(log|det A_b| [B], sign [B]) from a direct factorization (sla_solver_logdet); backward:
-    sla_solver_logdet_grad (entries of A⁻ᵀ on the pattern, from the factors)."""
-
-    @staticmethod
-    def forward(ctx, values, pattern, options):
-        vals = values.detach()
-        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
-        try:
-            sign, lad = solver.logdet()
-        except BaseException:
-            solver.unpin(pin)
-            raise
-        ctx.solver, ctx.generation = solver, solver.generation
-        ctx.pin = _keep_pin(ctx, solver, pin, 1)
-        ctx.save_for_backward(values)
-        sign_t = torch.tensor(sign, dtype=values.dtype)
-        ctx.mark_non_differentiable(sign_t)
-        return torch.tensor(lad, dtype=values.dtype), sign_t
-
-    @staticmethod
-    @first_order
-    def backward(ctx, g_lad, g_sign):
-        (values,) = ctx.saved_tensors
-        solver = ctx.solver
-        ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
-        dv = torch.empty_like(values)
-        solver.logdet_grad(g_lad.double().tolist(), dv)
-        if ctx.pin is not None:
-            solver.unpin(ctx.pin)
-        return dv, None, None
+        if ctx.needs_input_grad[0]:
+            du = product(SLA_OP_N, v)
+            if u.shape[0] != batch:
+                du = du.sum(0, keepdim=True)
+        if ctx.needs_input_grad[1]:
+            dv = product(SLA_OP_T, u)
+            if v.shape[0] != batch:
+                dv = dv.sum(0, keepdim=True)
+        return du, dv, None, None
 
 
 # ------------------------------------------------------------------------------------------------
 # Norm and dense conversion
 # ------------------------------------------------------------------------------------------------
 class FroNorm(Function):
-    """‖A_b‖_F [B] (sla_matrix_norm 'F'); backward g·a/‖A‖ (zero where ‖A‖ = 0)."""
+    """‖A_b‖_F [B] (sla_matrix_norm 'F'); backward g·a/‖A‖ (zero where ‖A‖ = 0), in torch
+    operations on the saved output (so differentiable again)."""
 
     @staticmethod
     def forward(ctx, values, pattern):
@@ -307,7 +325,7 @@ def matrix_norm(pattern, values, which):
 
 class ToDense(Function):
     """Dense [B, m, n] (sla_matrix_to_dense); backward: the dense gradient read at the
-    pattern's entries."""
+    pattern's entries (torch indexing, differentiable again)."""
 
     @staticmethod
     def forward(ctx, values, pattern):
@@ -322,95 +340,3 @@ class ToDense(Function):
     def backward(ctx, g):
         p = ctx.pattern
         return g[:, p.csr_rows(), p.csr_cols()], None
-
-
-# ------------------------------------------------------------------------------------------------
-# Eigenpairs of symmetric matrices
-# ------------------------------------------------------------------------------------------------
-def eigsh_forward(pattern, values, k, opts, config, mass=None):
-    """(eigenvalues [B, k] ascending, eigenvectors [B, n, k]) from sla_eigsh. opts: dict with
-    which, sigma, tol, maxiter, method (names). mass: (pattern, values [1 or B, nnz]) of M for
-    A v = λ M v, or None. Non-convergence is reported through config."""
-    from ._capi import EIGSH_METHODS, EIGSH_WHICH, EigshInfoC, EigshOptionsC, require
-    require("sla_eigsh", "SparseTensor.eigsh")
-    o = EigshOptionsC()
-    lib.sla_eigsh_options_init(ctypes.byref(o))
-    o.which = EIGSH_WHICH.index(opts["which"])
-    o.method = EIGSH_METHODS.index(opts["method"])
-    if opts["sigma"] is not None:
-        o.sigma = opts["sigma"]
-    if opts["tol"] is not None:
-        o.tol = opts["tol"]
-    if opts["maxiter"] is not None:
-        o.maxiter = opts["maxiter"]
-    B, n = values.shape[0], pattern.ncols
-    evals = values.new_empty(B, k)
-    evecs = values.new_empty(B, n, k)
-    info = EigshInfoC()
-    A = matrix_view(pattern, values)
-    if mass is not None:
-        Mc = matrix_view(*mass)     # kept alive until sla_eigsh returns
-        o.M = ctypes.cast(ctypes.pointer(Mc), ctypes.c_void_p)
-    st = check(lib.sla_eigsh(ctypes.byref(A), k, ctypes.byref(o), evals.data_ptr(),
-                             evecs.data_ptr(), ctypes.byref(info)))
-    config.report_eigsh(st, info, k)
-    return evals, evecs
-
-
-class Eigsh(Function):
-    """k eigenpairs of symmetric A_b (sla_eigsh). Backward: sla_eigsh_vjp —
-    ∂a_s = Σ_i gλ_i v_i[r_s] v_i[c_s] − Σ_i w_i[r_s] v_i[c_s], with w_i = (A − λ_i I)⁺ g_i for
-    eigenvector cotangents (projected solves in libsla)."""
-
-    @staticmethod
-    def forward(ctx, values, pattern, k, opts, config):
-        evals, evecs = eigsh_forward(pattern, values, k, opts, config)
-        ctx.pattern = pattern
-        ctx.save_for_backward(values, evals, evecs)
-        return evals, evecs
-
-    @staticmethod
-    @first_order
-    def backward(ctx, g_vals, g_vecs):
-        values, evals, evecs = ctx.saved_tensors
-        dv = torch.empty_like(values)
-        gv = g_vals.contiguous() if g_vals is not None and bool(g_vals.ne(0).any()) else None
-        gV = g_vecs.contiguous() if g_vecs is not None and bool(g_vecs.ne(0).any()) else None
-        if gv is None and gV is None:
-            return dv.zero_(), None, None, None, None
-        A = matrix_view(ctx.pattern, values)
-        check(lib.sla_eigsh_vjp(ctypes.byref(A), evals.shape[1], evals.data_ptr(),
-                                evecs.data_ptr(), gv.data_ptr() if gv is not None else None,
-                                gV.data_ptr() if gV is not None else None, dv.data_ptr()))
-        return dv, None, None, None, None
-
-
-class EigshGeneralized(Function):
-    """k eigenpairs of A_b v = λ M_b v (sla_eigsh with options.M; M-orthonormal eigenvectors).
-    Backward: sla_eigsh_generalized_vjp — gradients for the values of A and of M (its own
-    pattern): ∂λ_i/∂A = v_i v_iᵀ, ∂λ_i/∂M = −λ_i v_i v_iᵀ, eigenvector terms through
-    (A − λ_i M)⁺ (projected solves in libsla)."""
-
-    @staticmethod
-    def forward(ctx, values, mvalues, pattern, mpattern, k, opts, config):
-        evals, evecs = eigsh_forward(pattern, values, k, opts, config, (mpattern, mvalues))
-        ctx.patterns = (pattern, mpattern)
-        ctx.save_for_backward(values, mvalues, evals, evecs)
-        return evals, evecs
-
-    @staticmethod
-    @first_order
-    def backward(ctx, g_vals, g_vecs):
-        values, mvalues, evals, evecs = ctx.saved_tensors
-        dv, dm = torch.empty_like(values), torch.empty_like(mvalues)
-        gv = g_vals.contiguous() if g_vals is not None and bool(g_vals.ne(0).any()) else None
-        gV = g_vecs.contiguous() if g_vecs is not None and bool(g_vecs.ne(0).any()) else None
-        if gv is None and gV is None:
-            return dv.zero_(), dm.zero_(), None, None, None, None, None
-        A = matrix_view(ctx.patterns[0], values)
-        M = matrix_view(ctx.patterns[1], mvalues)
-        check(lib.sla_eigsh_generalized_vjp(
-            ctypes.byref(A), ctypes.byref(M), evals.shape[1], evals.data_ptr(), evecs.data_ptr(),
-            gv.data_ptr() if gv is not None else None, gV.data_ptr() if gV is not None else None,
-            dv.data_ptr(), dm.data_ptr()))
-        return dv, dm, None, None, None, None, None

@@ -9,10 +9,12 @@ import numbers
 
 import torch
 
+from . import _eigsh_functions as EF
 from . import _functions as F
+from . import _solve_functions as SF
 from ._args import (as_int, as_opt_int, as_opt_real, as_real, as_shape, batch_index,
                     shape_str)
-from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, check, lib
+from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, Matrix, check, lib
 from ._pattern import pattern_for
 from ._solver import Options
 
@@ -284,7 +286,7 @@ class SparseTensor:
             return cache[1]
         B = self.batch_size if self.is_batched else 1
         flat = values.reshape(B, self.nnz).contiguous()
-        out = flat if self._pattern.identity else F.Gather.apply(flat, self._pattern)
+        out = flat if self._pattern.identity else F.gather(flat, self._pattern)
         self._csr_cache = (key, out)
         return out
 
@@ -352,7 +354,7 @@ class SparseTensor:
         out = []
         esize = vals.element_size() * vals.shape[1]
         for b in range(vals.shape[0]):
-            A = F.Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
+            A = Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
                          vals.data_ptr() + b * esize)
             flag = ctypes.c_int()
             check(lib.sla_matrix_is_symmetric(ctypes.byref(A), rtol, atol,
@@ -560,7 +562,7 @@ class SparseTensor:
                                             "empty batch)")
         vals = self._csr()
         config = F.SolveConfig(strict=strict, want_info=return_info)
-        x = F.Solve.apply(vals, b3.contiguous(), self._pattern, opts, config)
+        x = SF.Solve.apply(vals, b3.contiguous(), self._pattern, opts, config)
         x = x.reshape(out_shape)
         return (x, config.info) if return_info else x
 
@@ -584,7 +586,7 @@ class SparseTensor:
         if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
             lad = vals.sum(-1)
             return self._unflatten(lad.detach(), ()), self._unflatten(lad, ())
-        lad, sign = F.Slogdet.apply(vals, self._pattern, opts)
+        lad, sign = SF.Slogdet.apply(vals, self._pattern, opts)
         return self._unflatten(sign, ()), self._unflatten(lad, ())
 
     def logdet(self, method="auto", backend="auto"):
@@ -649,10 +651,10 @@ class SparseTensor:
         if vals.shape[0] == 0:                       # empty batch: libsla needs batch ≥ 1
             evals, evecs = vals.new_zeros(0, k), vals.new_zeros(0, N, k)
         elif M is not None:
-            evals, evecs = F.EigshGeneralized.apply(vals, mvals, self._pattern, M._pattern, k,
+            evals, evecs = EF.EigshGeneralized.apply(vals, mvals, self._pattern, M._pattern, k,
                                                     opts, config)
         else:
-            evals, evecs = F.Eigsh.apply(vals, self._pattern, k, opts, config)
+            evals, evecs = EF.Eigsh.apply(vals, self._pattern, k, opts, config)
         evals = self._unflatten(evals, (k,))
         evecs = self._unflatten(evecs, (N, k)) if return_eigenvectors else None
         return (evals, evecs, config.info) if return_info else (evals, evecs)

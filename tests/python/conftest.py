@@ -68,6 +68,17 @@ def random_sparse(n, density=0.3, seed=0, dtype=torch.float64, spd=False, domina
     return row, col, dense[row, col].clone()
 
 
+def random_rect(m, n, seed, density=0.3):
+    """A random m × n sparse matrix with a full diagonal (3 added: full rank), as COO."""
+    g = torch.Generator().manual_seed(seed)
+    dense = torch.randn(m, n, generator=g, dtype=torch.float64) * \
+        (torch.rand(m, n, generator=g) < density)
+    k = min(m, n)
+    dense[torch.arange(k), torch.arange(k)] += 3.0
+    row, col = dense.nonzero(as_tuple=True)
+    return row, col, dense[row, col].clone()
+
+
 def dense_of(row, col, val, shape):
     """Dense [*batch, M, N] with duplicates summed (reference)."""
     M, N = shape[-2:]

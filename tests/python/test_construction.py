@@ -76,6 +76,62 @@ def test_pattern_shared_by_same_indices_and_derived_tensors():
     assert SparseTensor(val, row2, col, (25, 25)).pattern is not A.pattern
 
 
+def _mutate(way, t, arr=None):
+    """Sets t[0] = (t[0] + 1) % 6 in one of the ways torch's version counter does or does not
+    see."""
+    new = int((t[0] + 1) % 6)
+    if way == "numpy view":
+        t.numpy()[0] = new
+    elif way == ".data":
+        t.data[0] = new
+    elif way == "shared numpy memory":
+        arr[0] = new                    # t = torch.from_numpy(arr)
+    elif way == "in place":
+        t[0] = new                      # bumps the version counter
+    else:
+        raise AssertionError(way)
+
+
+@pytest.mark.parametrize("which", ["row", "col"])
+@pytest.mark.parametrize("way", ["numpy view", ".data", "shared numpy memory", "in place"])
+def test_pattern_cache_never_returns_a_stale_pattern(way, which):
+    """Indices changed in place after a SparseTensor was built on them: a new SparseTensor on
+    the same tensors, or on fresh tensors equal to the changed ones, gets the structure of the
+    indices it is given (before, the cache returned the old structure when the change went
+    behind torch's version counter)."""
+    row, col, val = random_sparse(6, seed=3)
+    arrs = {"row": row.numpy().copy(), "col": col.numpy().copy()}
+    row, col = torch.from_numpy(arrs["row"]), torch.from_numpy(arrs["col"])
+    original = (row.clone(), col.clone())
+    A = SparseTensor(val, row, col, (6, 6))
+    before = A.pattern
+    _mutate(way, row if which == "row" else col, arrs[which])
+    expect = dense_of(row, col, val, (6, 6))
+    assert not torch.equal(expect, A.to_dense())          # the change moved an entry
+    for r, c in ((row, col), (row.clone(), col.clone())):
+        B = SparseTensor(val, r, c, (6, 6))
+        assert B.pattern is not before
+        assert torch.equal(B.to_dense(), expect)
+        x = torch.linspace(1, 2, 6, dtype=torch.float64)
+        assert torch.allclose(B @ x, expect @ x, rtol=1e-15, atol=0)
+    # the changed content again is a cache hit; the original content still finds its pattern
+    assert SparseTensor(val, row.clone(), col.clone(), (6, 6)).pattern is B.pattern
+    assert SparseTensor(val, *original, (6, 6)).pattern is before
+
+
+def test_pattern_cache_keeps_private_copies():
+    """The cache holds copies of the indices, not the caller's tensors (which can change, and
+    whose memory it would otherwise keep alive)."""
+    import torch_sla._pattern as pc
+    torch_sla.clear_pattern_cache()
+    row, col, val = poisson2d(3)
+    A = SparseTensor(val, row, col, (9, 9))
+    e = pc._cache[(9, 9, row.numel())][0]
+    assert e.pattern is A.pattern
+    assert e.row.data_ptr() != row.data_ptr() and e.col.data_ptr() != col.data_ptr()
+    assert torch.equal(e.row, row) and torch.equal(e.col, col)
+
+
 def test_identity_pattern_skips_gather():
     row, col, val = poisson2d(4)
     A = SparseTensor(val, row, col, (16, 16))

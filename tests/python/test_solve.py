@@ -11,8 +11,8 @@ from torch.autograd import gradcheck
 
 import torch_sla
 from torch_sla import SparseTensor
-from conftest import (DIRECT, ITERATIVE, dense_of, needs_method, poisson2d, random_sparse,
-                      symmetric_param)
+from conftest import (DIRECT, ITERATIVE, dense_of, needs_method, poisson2d, random_rect,
+                      random_sparse, symmetric_param)
 
 f64 = torch.float64
 SYMMETRIC_METHODS = ("cholesky", "ldlt", "cg", "minres")
@@ -362,39 +362,11 @@ def test_cached_symmetric_solver_refuses_unsymmetric_values():
         assert torch.allclose(A.to_dense() @ x, b, atol=1e-12)
 
 
-@pytest.mark.parametrize("op", ("matmul", "rmatmul", "solve", "logdet"))
-def test_double_backward_raises_instead_of_dropping_terms(op):
-    """The backward runs in C and is not differentiable. With create_graph=True the first
-    gradients are still exact, but differentiating them raises; before, ∂/∂x of ∂(A x)/∂values
-    = g xᵀ was silently taken as 0 (only the saved x depends on x, not the incoming g)."""
-    row, col, val = poisson2d(3)
-    x = torch.linspace(0.5, 1.5, 9, dtype=f64, requires_grad=True)
-    fns = {"matmul": lambda A: (A @ x).sum(), "rmatmul": lambda A: (x @ A).sum(),
-           "solve": lambda A: A.solve(x).sum(), "logdet": lambda A: A.logdet() * x.sum()}
-    v = val.clone().requires_grad_()
-    ref, = torch.autograd.grad(fns[op](SparseTensor(v, row, col, (9, 9))), v)
-    gv, = torch.autograd.grad(fns[op](SparseTensor(v, row, col, (9, 9))), v,
-                              create_graph=True)
-    assert torch.equal(gv.detach(), ref) and gv.requires_grad
-    with pytest.raises(RuntimeError, match="torch_sla: double backward is not supported"):
-        (gv.pow(2).sum() + x.sum()).backward()
-
-
-def _rect(m, n, seed):
-    """A random m × n sparse matrix with a full diagonal (full rank), as COO."""
-    g = torch.Generator().manual_seed(seed)
-    dense = torch.randn(m, n, generator=g, dtype=f64) * (torch.rand(m, n, generator=g) < 0.3)
-    k = min(m, n)
-    dense[torch.arange(k), torch.arange(k)] += 3.0
-    row, col = dense.nonzero(as_tuple=True)
-    return row, col, dense[row, col].clone()
-
-
 @pytest.mark.parametrize("m,n,method", [(30, 12, "auto"), (12, 30, "lsqr"), (15, 15, "lsqr")])
 def test_least_squares_matches_numpy(m, n, method):
     """A rectangular (or square) A: x = argmin ‖b − A x‖ (minimum norm) like numpy's lstsq,
     batched with two right-hand sides."""
-    row, col, val = _rect(m, n, m + n)
+    row, col, val = random_rect(m, n, m + n)
     A = SparseTensor(val, row, col, (m, n))
     b = torch.randn(m, 2, dtype=f64, generator=torch.Generator().manual_seed(1))
     x, info = A.solve(b, method=method, rtol=1e-12, return_info=True)
@@ -413,7 +385,7 @@ def test_least_squares_matches_numpy(m, n, method):
 def test_least_squares_gradcheck(m, n):
     """Gradients of the least-squares solution with respect to the values and b (full column
     rank, and the minimum-norm solution of a wide A) against finite differences."""
-    row, col, val = _rect(m, n, 7 * m + n)
+    row, col, val = random_rect(m, n, 7 * m + n)
     b = torch.randn(m, dtype=f64, generator=torch.Generator().manual_seed(2))
 
     def f(v, bb):
