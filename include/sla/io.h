@@ -89,12 +89,30 @@ SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pat
  *                       pattern symmetric), else SLA_EINVAL naming the first mismatch).
  *  @param[in] comment   optional comment text without the leading '%' (may be NULL); each of
  *                       its lines becomes one '%' line.
+ *
+ *  Files (every writer of sla/io.h): the text goes to a new temporary file in the target's
+ *  directory (".NAME.sla-XXXXXX") that is renamed over the target only once it was written
+ *  completely, so that a failed write (disk full, file size limit, ...) leaves a file that was
+ *  there before untouched and no partial file behind; an existing file keeps its permission
+ *  bits; a symbolic link is followed (its target is replaced, the link stays). A device, FIFO
+ *  or socket (/dev/null, /dev/stdout, a pipe) is written in place and never removed. The
+ *  directory must be writable (for the temporary file), also when the file itself is.
  *  @return SLA_OK; SLA_EINVAL (NULL argument, bad index/field/symmetry, non-integer value for
- *          SLA_MM_INTEGER, not symmetric); SLA_EIO naming the file and the system's reason (a
- *          partly written file is removed); SLA_ENOMEM. */
+ *          SLA_MM_INTEGER, not symmetric); SLA_EIO "sla_mm_write: cannot create|write|replace
+ *          'PATH': reason" (a directory, no permission, disk full, ...); SLA_ENOMEM. */
 SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, sla_mm_symmetry symmetry,
                                 const char *comment);
+
+/** Writes a dense nrows × ncols block x (row-major [nrows][ncols] of dtype, as torch tensors)
+ *  as a Matrix Market array file ("array real general", values column-major as the format
+ *  defines, %.17g for float64 and %.9g for float32: read back bit for bit; NaN and inf as
+ *  "nan", "inf"). Files are handled as by sla_mm_write() (a temporary file renamed into place;
+ *  devices written in place); no gzip. comment as for sla_mm_write(). Used by `sla solve -o`.
+ *  @return SLA_OK; SLA_EINVAL (NULL path, or x NULL with values to write, negative or
+ *          overflowing sizes); SLA_EDTYPE; SLA_EIO naming the file; SLA_ENOMEM. */
+SLA_API sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t ncols,
+                                      sla_dtype dtype, const void *x, const char *comment);
 
 
 /** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a

@@ -205,20 +205,20 @@ static sla_status parse(const char *text, size_t len, const char *name, const ch
 sla_status mm_read_text(const char *text, size_t len, const char *name, const char *func,
                         sla_coo **out)
 {
-    if (!mm_is_gzip(text, len)) return parse(text, len, name, func, out);
+    if (!mm_is_gzip(text, len)) return io_name_error(parse(text, len, name, func, out), func, name);
     char *plain = NULL;
     size_t plain_len = 0;
-    SLA_TRY(mm_gunzip(text, len, name, func, &plain, &plain_len));
+    SLA_TRY(io_name_error(mm_gunzip(text, len, name, func, &plain, &plain_len), func, name));
     sla_status st = parse(plain, plain_len, name, func, out);
     sla_free(plain);
-    return st;
+    return io_name_error(st, func, name);
 }
 
 sla_status mm_read_path(const char *path, const char *func, sla_coo **out)
 {
     char *buf = NULL;
     size_t len = 0;
-    SLA_TRY(mm_load_file(path, func, &buf, &len));
+    SLA_TRY(io_load_file(path, func, &buf, &len));
     sla_status st = mm_read_text(buf, len, path, func, out);
     sla_free(buf);
     return st;
