@@ -25,11 +25,11 @@ static const char *rbio_error(SuiteSparse_long code)
     case RBIO_OUT_OF_MEMORY: return "out of memory";
     case RBIO_MKIND_INVALID: return "matrix kind is invalid";
     case RBIO_UNSUPPORTED: return "finite-element (elemental) form is not supported";
-    case RBIO_HEADER_IOERROR: return "cannot read the header";
-    case RBIO_CP_IOERROR: return "cannot read the column pointers";
-    case RBIO_ROW_IOERROR: return "cannot read the row indices";
-    case RBIO_VALUE_IOERROR: return "cannot read the numerical values";
-    case RBIO_FILE_IOERROR: return "cannot read the file";
+    case RBIO_HEADER_IOERROR: return "writing the header failed";
+    case RBIO_CP_IOERROR: return "writing the column pointers failed";
+    case RBIO_ROW_IOERROR: return "writing the row indices failed";
+    case RBIO_VALUE_IOERROR: return "writing the numerical values failed";
+    case RBIO_FILE_IOERROR: return "cannot open the file";
     default: return "unknown RBio error";
     }
 }
@@ -46,10 +46,14 @@ static sla_status write_checked(const char *file, const char *path, int64_t m, i
                            strerror(ENAMETOOLONG));
     snprintf(ttl, sizeof ttl, "%s", title ? title : "written by sla");
     SuiteSparse_long mkind = field == SLA_MM_PATTERN ? 1 : field == SLA_MM_INTEGER ? 3 : 0;
+    errno = 0;
     SuiteSparse_long rc = RBwrite(name, ttl, key, m, n, Ap, Ai, Ax, NULL, NULL, NULL, mkind, mtype);
+    int io = rc == RBIO_FILE_IOERROR || rc == RBIO_HEADER_IOERROR || rc == RBIO_CP_IOERROR ||
+             rc == RBIO_ROW_IOERROR || rc == RBIO_VALUE_IOERROR, e = errno;
     if (rc < 0)
-        return SLA_FAIL_AS("sla_rb_write", rc == RBIO_FILE_IOERROR ? SLA_EIO : SLA_EPARSE,
-                           "cannot write '%s': %s (RBio %ld)", path, rbio_error(rc), (long)rc);
+        return SLA_FAIL_AS("sla_rb_write", io ? SLA_EIO : SLA_EINTERNAL, "cannot write '%s': %s "
+                           "(RBio %ld)%s%s", path, rbio_error(rc), (long)rc, io && e ? ": " : "",
+                           io && e ? strerror(e) : "");
     sla_coo *back = NULL;
     sla_status st = rb_read_file(file, "sla_rb_write", &back);
     if (st == SLA_OK && (back->nrows != m || back->ncols != n))
