@@ -3,6 +3,7 @@
  * large blocks. float64 values are printed with %.17g and float32 with %.9g: enough digits for
  * the text to read back to the same bits. The file is written through io_out (io_file.h): a
  * failed write leaves whatever was at the path before untouched. */
+#define _POSIX_C_SOURCE 200809L      /* fdopen */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

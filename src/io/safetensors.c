@@ -2,6 +2,7 @@
  * col_indices, shape). Format: 8-byte little-endian header length N, N bytes of JSON
  * {"name": {"dtype": "F64", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
  * then the byte buffer the offsets point into (https://github.com/huggingface/safetensors). */
+#define _POSIX_C_SOURCE 200809L      /* fdopen */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -127,7 +127,7 @@ static int make_rhs(const char *spec, int64_t n, double *b)
         for (int64_t i = 0; i < n && !rc; i++)
             if (!isfinite(b[i]))
                 rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
-                               "b[%lld] (row %lld of the file) is %g: the right-hand side must be "
+                               "b[%lld] (row %lld) is %g: the right-hand side must be "
                                "finite", spec, (long long)i, (long long)i + 1, b[i]);
     }
     sla_coo_free(&c);
