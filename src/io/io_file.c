@@ -83,6 +83,19 @@ sla_status io_load_file(const char *path, const char *func, char **out, size_t *
     return SLA_OK;
 }
 
+sla_status io_read_file(const char *path, const char *func, io_parse_fn parse, sla_coo **out)
+{
+    SLA_CHECK_ARG_AS(func, out, "out is NULL");
+    *out = NULL;
+    SLA_CHECK_ARG_AS(func, path, "path is NULL");
+    char *buf = NULL;
+    size_t len = 0;
+    SLA_TRY(io_load_file(path, func, &buf, &len));
+    sla_status st = parse(buf, len, path, func, out);
+    sla_free(buf);
+    return io_name_error(st, func, path);
+}
+
 /* ---- output ---- */
 
 static sla_status fail_create(io_out *o, int err, const char *how)

@@ -14,6 +14,15 @@
  *          directory"); SLA_ENOMEM "func: path: cannot allocate ...". */
 sla_status io_load_file(const char *path, const char *func, char **buf, size_t *len);
 
+/** A parser of a whole file in memory (text[0, len), not NUL-terminated); messages name
+ *  `name` and `func`. */
+typedef sla_status (*io_parse_fn)(const char *text, size_t len, const char *name,
+                                  const char *func, sla_coo **out);
+
+/** The readers' entry point: checks the arguments (SLA_EINVAL for a NULL out or path; *out is
+ *  NULL on every error), io_load_file, then parse; allocation failures named by io_name_error. */
+sla_status io_read_file(const char *path, const char *func, io_parse_fn parse, sla_coo **out);
+
 /** For an allocation failure (SLA_ENOMEM with sla_malloc's or sla_calloc's message) inside a
  *  reader or writer: rewrites the message as "func: name: cannot allocate ...". Any other
  *  status and message pass through unchanged. Returns st. */

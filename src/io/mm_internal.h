@@ -118,6 +118,19 @@ int mm_is_gzip(const char *data, size_t len);
 sla_status mm_gunzip(const char *data, size_t len, const char *name, const char *func,
                      char **out, size_t *outlen);
 
+/* ---- building the result (coo.c), shared with the Rutherford–Boeing reader ---- */
+
+/** A new COO matrix (nnz = 0) with room for cap entries (values interleaved for complex). */
+sla_status mm_coo_create(int64_t nrows, int64_t ncols, sla_mm_field field,
+                         sla_mm_symmetry symmetry, int64_t cap, sla_coo **out);
+
+/** Appends a stored entry (0-based; v[1] is the imaginary part) and, for symmetric storage off
+ *  the diagonal, its mirror: the same, negated (skew-symmetric) or conjugated (Hermitian).
+ *  Refuses with SLA_EPARSE at `line` a diagonal that the storage forbids: non-zero in
+ *  skew-symmetric, non-real in Hermitian storage. The capacity must suffice. */
+sla_status mm_coo_store(const mm_cursor *c, int64_t line, sla_coo *a, int64_t i, int64_t j,
+                        const double v[2]);
+
 /* ---- reader entry point shared by the public functions (mm_read.c) ---- */
 
 /** Parses text (plain or gzip) into a new COO matrix; messages name `name` and `func`. */

@@ -280,30 +280,6 @@ static sla_status check_structure(const mm_cursor *c, const rb_header *h, const 
     return SLA_OK;
 }
 
-/* Diagonal entries that the storage forbids (as for Matrix Market files). */
-static sla_status check_diagonal(const mm_cursor *c, const rb_header *h, const rb_data *d,
-                                 int64_t p, int64_t i, const double v[2])
-{
-    int cplx = h->mtype[0] == 'C';
-    if (h->mtype[1] == 'Z' && (v[0] != 0 || v[1] != 0))
-        return mm_fail(c, line_of(h, d, 2, cplx ? 2 * p : p), "diagonal entry (%lld, %lld) of a "
-                       "skew-symmetric (%s) matrix must be 0", (long long)i, (long long)i, h->mtype);
-    if (h->mtype[1] == 'H' && v[1] != 0)
-        return mm_fail(c, line_of(h, d, 2, 2 * p + 1), "diagonal entry (%lld, %lld) of a "
-                       "Hermitian matrix has imaginary part %g (must be 0)", (long long)i,
-                       (long long)i, v[1]);
-    return SLA_OK;
-}
-
-static void push(sla_coo *a, int nv, int64_t i, int64_t j, const double v[2])
-{
-    int64_t k = a->nnz++;
-    a->row[k] = i;
-    a->col[k] = j;
-    a->values[k * nv] = v[0];
-    if (nv == 2) a->values[k * nv + 1] = v[1];
-}
-
 /* Entries in column order, each stored off-diagonal entry of symmetric storage followed by its
  * mirror (as sla_mm_read does). */
 static sla_status build_coo(const mm_cursor *c, const rb_header *h, const rb_data *d,
@@ -314,37 +290,21 @@ static sla_status build_coo(const mm_cursor *c, const rb_header *h, const rb_dat
     int64_t total = h->nnz;
     for (int64_t j = 0; sym && j < h->ncol; j++)
         for (int64_t p = d->ap[j] - 1; p < d->ap[j + 1] - 1; p++) total += d->ai[p] != j + 1;
-    sla_coo *a = sla_calloc(1, sizeof *a, "the COO matrix");
-    if (!a) return SLA_ENOMEM;
-    a->row = sla_malloc((size_t)total, sizeof(int64_t), "COO row indices");
-    a->col = a->row ? sla_malloc((size_t)total, sizeof(int64_t), "COO column indices") : NULL;
-    a->values = a->col ? sla_malloc((size_t)total, (size_t)nv * sizeof(double), "COO values") : NULL;
-    if (!a->values) {
-        sla_coo_free(&a);
-        return SLA_ENOMEM;
-    }
-    a->nrows = h->nrow;
-    a->ncols = h->ncol;
-    a->nnz_stored = h->nnz;
-    a->field = t0 == 'P' ? SLA_MM_PATTERN : t0 == 'I' ? SLA_MM_INTEGER
-             : t0 == 'C' ? SLA_MM_COMPLEX : SLA_MM_REAL;
-    a->symmetry = t1 == 'S' ? SLA_MM_SYMMETRIC : t1 == 'H' ? SLA_MM_HERMITIAN
-                : t1 == 'Z' ? SLA_MM_SKEW_SYMMETRIC : SLA_MM_GENERAL;
+    sla_coo *a = NULL;
+    SLA_TRY(mm_coo_create(h->nrow, h->ncol, t0 == 'P' ? SLA_MM_PATTERN : t0 == 'I' ? SLA_MM_INTEGER
+                          : t0 == 'C' ? SLA_MM_COMPLEX : SLA_MM_REAL,
+                          t1 == 'S' ? SLA_MM_SYMMETRIC : t1 == 'H' ? SLA_MM_HERMITIAN
+                          : t1 == 'Z' ? SLA_MM_SKEW_SYMMETRIC : SLA_MM_GENERAL, total, &a));
     for (int64_t j = 0; j < h->ncol; j++)
         for (int64_t p = d->ap[j] - 1; p < d->ap[j + 1] - 1; p++) {
-            int64_t i = d->ai[p] - 1;
+            /* pattern entries are 1 (a PZA mirror -1, RBio's convention) */
             double v[2] = {t0 == 'P' ? 1.0 : d->x[nv * p], nv == 2 ? d->x[2 * p + 1] : 0.0};
-            if (i == j) {
-                sla_status st = check_diagonal(c, h, d, p, i + 1, v);
-                if (st != SLA_OK) {
-                    sla_coo_free(&a);
-                    return st;
-                }
+            int64_t line = t0 == 'P' ? line_of(h, d, 1, p) : line_of(h, d, 2, nv * p);
+            sla_status st = mm_coo_store(c, line, a, d->ai[p] - 1, j, v);
+            if (st != SLA_OK) {
+                sla_coo_free(&a);
+                return st;
             }
-            push(a, nv, i, j, v);
-            if (!sym || i == j) continue;
-            double w[2] = {t1 == 'Z' ? -v[0] : v[0], t1 == 'S' ? v[1] : -v[1]};
-            push(a, nv, j, i, w);
         }
     *out = a;
     return SLA_OK;
@@ -380,18 +340,10 @@ static sla_status parse(const char *text, size_t len, const char *name, const ch
 
 sla_status rb_read_file(const char *path, const char *func, sla_coo **out)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    SLA_TRY(io_load_file(path, func, &buf, &len));
-    sla_status st = parse(buf, len, path, func, out);
-    sla_free(buf);
-    return io_name_error(st, func, path);
+    return io_read_file(path, func, parse, out);
 }
 
 sla_status sla_rb_read(const char *path, sla_coo **out)
 {
-    SLA_CHECK_ARG(out, "out is NULL");
-    *out = NULL;
-    SLA_CHECK_ARG(path, "path is NULL");
     return rb_read_file(path, __func__, out);
 }

@@ -185,11 +185,9 @@ static sla_status st_header(const char *path, const unsigned char *buf, size_t l
     return SLA_OK;
 }
 
-static sla_status st_read(const char *path, sla_coo **out)
+static sla_status st_parse(const char *buf, size_t len, const char *path, const char *func,
+                           sla_coo **out)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    SLA_TRY(io_load_file(path, "sla_safetensors_read", &buf, &len));
     cJSON *hdr = NULL;
     const unsigned char *data = NULL;
     size_t dlen = 0;
@@ -202,16 +200,12 @@ static sla_status st_read(const char *path, sla_coo **out)
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
     if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out);
     cJSON_Delete(hdr);
-    sla_free(buf);
     return st;
 }
 
 sla_status sla_safetensors_read(const char *path, sla_coo **out)
 {
-    SLA_CHECK_ARG(out, "out is NULL");
-    *out = NULL;
-    SLA_CHECK_ARG(path, "path is NULL");
-    return io_name_error(st_read(path, out), __func__, path);
+    return io_read_file(path, __func__, st_parse, out);
 }
 
 /* header entry for one tensor laid out at *offset */

@@ -12,25 +12,33 @@
 
 #include "testutil.h"
 
-static const char *tmp_path(const char *name)
+/* Files in a new folder under $TMPDIR: FOLDER/t.rua (messages read ".../t.rua:LINE: ..."). */
+static char folder[512], text_file[600], written[600];
+
+static int setup(void **state)
 {
-    static char buf[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, sizeof buf, "%s/sla_test_rb_read_%ld_%s", dir && *dir ? dir : "/tmp",
-             (long)getpid(), name);
-    return buf;
+    const char *t = getenv("TMPDIR");
+    snprintf(folder, sizeof folder, "%s/sla_test_rb_read_XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(folder)) return -1;
+    snprintf(text_file, sizeof text_file, "%s/t.rua", folder);
+    snprintf(written, sizeof written, "%s/w.rua", folder);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    unlink(text_file);
+    unlink(written);
+    return rmdir(folder);
 }
 
 static sla_status read_text(const char *text, sla_coo **c)
 {
-    const char *path = tmp_path("t.rua");
-    FILE *f = fopen(path, "wb");
+    FILE *f = fopen(text_file, "wb");
     assert_non_null(f);
     assert_true(fwrite(text, 1, strlen(text), f) == strlen(text));
     assert_int_equal(fclose(f), 0);
-    sla_status st = sla_rb_read(path, c);
-    unlink(path);
-    return st;
+    return sla_rb_read(text_file, c);
 }
 
 static sla_coo *read_ok(const char *text)
@@ -223,7 +231,7 @@ static void storage_kinds(void **state)
     sla_coo_free(&c);
     expect_error(LOWER("RZA", "(3E12.4)            ",
                        "  0.0000E+00  2.0000E+00  1.0000E+00\n  4.0000E+00  0.0000E+00\n"),
-                 SLA_EPARSE, 8, "diagonal entry (2, 2) of a skew-symmetric (RZA) matrix must be 0");
+                 SLA_EPARSE, 8, "diagonal entry (2, 2) of a skew-symmetric matrix must be 0");
     /* pattern: no values; PZA mirrors are -1 (RBio's convention) */
     c = read_ok(TITLE "             4             1             2             0\n" DIMS("PSA")
                 "(4I3)           (4I3)                               \n"
@@ -275,7 +283,7 @@ static void shared_files_and_round_trip(void **state)
     double *v;
     tu_load("west0479.mtx", &p, &v);
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
-    const char *path = tmp_path("w.rua");
+    const char *path = written;
     TU_OK(sla_rb_write(path, &A, 0, SLA_MM_REAL, "west0479"));
     sla_pattern *q;
     double *w;
@@ -306,5 +314,5 @@ int main(void)
         cmocka_unit_test(storage_kinds),
         cmocka_unit_test(shared_files_and_round_trip),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
