@@ -110,6 +110,9 @@ static sla_status parse_header(mm_cursor *c, rb_header *h)
     h->nrow = dims[0];
     h->ncol = dims[1];
     h->nnz = dims[2];
+    if (h->ncol == INT64_MAX || h->nnz > INT64_MAX / 2)       /* NCOL + 1 and 2 NNZ must fit */
+        return mm_fail(c, 3, "NCOL = %lld or NNZ = %lld is too large", (long long)h->ncol,
+                       (long long)h->nnz);
     SLA_TRY(parse_type(c, h));
     if (!next_line(c, &s, &len)) return mm_fail(c, 4, "end of file where the formats are expected");
     SLA_TRY(rb_parse_format(c, s, len < 16 ? len : 16, "the column pointer", &h->ptr));
@@ -139,9 +142,6 @@ static sla_status check_counts(mm_cursor *c, const rb_header *h)
     static const char *const crd[] = {"PTRCRD", "INDCRD", "VALCRD"};
     static const char *const what[] = {"column pointers", "row indices", "values"};
     const rb_format *f[] = {&h->ptr, &h->ind, &h->val};
-    if (h->ncol == INT64_MAX || h->nnz > INT64_MAX / 2)
-        return mm_fail(c, 3, "NCOL = %lld or NNZ = %lld overflows", (long long)h->ncol,
-                       (long long)h->nnz);
     int64_t n[] = {h->ncol + 1, h->nnz, h->nval};
     size_t left = (size_t)(c->end - c->p);
     for (int s = 0; s < 3; s++) {

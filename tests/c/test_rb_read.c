@@ -170,6 +170,9 @@ static void header_checks(void **state)
     expect_error(TITLE "             5  100000000000             2             2\n"
                  "RUA                        3  399999999999             5             0\n"
                  FMTS PTRS INDS VALS, SLA_EPARSE, 3, "more than the");
+    /* found by fuzz_rb_read: 2 NNZ for the complex values overflowed int64 */
+    expect_error(TITLE COUNTS "CHA                        3             3 9223372036854775807             0\n"
+                 FMTS PTRS INDS VALS, SLA_EPARSE, 3, "NNZ = 9223372036854775807 is too large");
     expect_error(TITLE COUNTS DIMS("RUA") "(4X3)           (4I3)           (3E12.4)            \n"
                  PTRS INDS VALS, SLA_EPARSE, 4, "the column pointer format '(4X3)' is not a Fortran format");
     expect_error(TITLE COUNTS DIMS("RUA") "(4I3)           (4I3)           (3I12)              \n"
