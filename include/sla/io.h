@@ -178,7 +178,8 @@ SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
 /** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
  *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
  *  Files as for sla_mm_write() (a temporary file renamed into place; devices in place).
- *  @return SLA_OK; SLA_EDTYPE (complex values, bad dtype); SLA_EIO naming the file. */
+ *  @return SLA_OK; SLA_EINVAL (NULL argument); SLA_EDTYPE (complex values, bad dtype); SLA_EIO
+ *          naming the file; SLA_ENOMEM. */
 SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
 
 #ifdef __cplusplus

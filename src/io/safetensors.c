@@ -257,7 +257,7 @@ sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype
          cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING);
     char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
     cJSON_Delete(hdr);
-    if (!json) return SLA_FAIL(SLA_ENOMEM, "cannot build the safetensors header");
+    if (!json) return SLA_FAIL(SLA_ENOMEM, "%s: cannot build the safetensors header", path);
     size_t hl = strlen(json), padded = (hl + 7) / 8 * 8;   /* buffer starts 8-byte aligned */
     io_out o;
     sla_status st = io_out_open(&o, path, __func__);
