@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Second build of the C tests with AddressSanitizer and UndefinedBehaviorSanitizer, and a short
-# libFuzzer run of the Matrix Market reader (clang). Used by CI after scripts/test.sh.
+# libFuzzer run of the file readers (clang): Matrix Market, Rutherford–Boeing and safetensors,
+# SLA_FUZZ_SECONDS (60) in all, split by tests/fuzz/run.sh. Used by CI after scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLA_SANITIZE=ON -DSLA_BUILD_BENCH=OFF \

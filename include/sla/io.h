@@ -1,4 +1,4 @@
-/* sla/io.h: Matrix Market reading and writing (plain or gzip-compressed). */
+/* sla/io.h: Matrix Market (plain or gzip-compressed), Rutherford–Boeing and safetensors files. */
 #ifndef SLA_IO_H
 #define SLA_IO_H
 
@@ -43,17 +43,25 @@ typedef struct sla_coo {
  *  rounded), pattern as 1.0, complex as (re, im) pairs; "inf", "infinity" and "nan" (any case,
  *  optional sign) are numbers; a value below the double range reads as 0 or a subnormal.
  *  The whole file is read into memory and parsed in one pass; the arrays are sized by the
- *  declared count capped by what the file's length can hold.
+ *  declared count capped by what the file's length can hold. Decompressed gzip text is capped
+ *  by what its header declares: at most 16 MiB up to the end of the size line, then the header
+ *  + 1 MiB + 64 bytes for each number the size line declares (2 indices and 0-2 values per
+ *  entry; any writer's numbers take 1-25 characters), so a small file of compressed blanks
+ *  cannot make the reader hold gigabytes; beyond the cap it is SLA_EIO (decompress the file to
+ *  read it: plain text has no cap).
  *  @param[out] out  new COO matrix; free with sla_coo_free(). NULL on error.
- *  @return SLA_OK; SLA_EIO (cannot open or read, or corrupt/truncated gzip data: the message
- *          names the file and the system's reason); SLA_EPARSE with a message "FILE:LINE: what"
+ *  @return SLA_OK; SLA_EIO (cannot open or read, a directory, corrupt/truncated gzip data or
+ *          beyond the gzip cap: the message names the file and the reason); SLA_EPARSE with a
+ *          message "FILE:LINE: what"
  *          (bad banner or illegal keyword, missing or short size line, index 0 or out of range,
  *          symmetric/skew/Hermitian but not square, fewer entries than declared (the line where
  *          the file ended), more entries than declared, an index or integer beyond int64, a
  *          finite value beyond the double range such as 1e999, an integer-field value that is not
  *          an integer, a number longer than 500 characters, anything after the numbers of a line,
  *          a non-zero diagonal entry in a skew-symmetric file, a non-real diagonal entry in a
- *          Hermitian file); SLA_ENOMEM; SLA_EINVAL (NULL argument). */
+ *          Hermitian file); SLA_ENOMEM "sla_mm_read: FILE: cannot allocate N bytes for WHAT"
+ *          (every reader's allocation failures name the function and the file); SLA_EINVAL
+ *          (NULL argument). */
 SLA_API sla_status sla_mm_read(const char *path, sla_coo **out);
 
 /** As sla_mm_read() on len bytes in memory (not NUL-terminated; gzip data is recognised by its
@@ -89,12 +97,30 @@ SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pat
  *                       pattern symmetric), else SLA_EINVAL naming the first mismatch).
  *  @param[in] comment   optional comment text without the leading '%' (may be NULL); each of
  *                       its lines becomes one '%' line.
+ *
+ *  Files (every writer of sla/io.h): the text goes to a new temporary file in the target's
+ *  directory (".NAME.sla-XXXXXX") that is renamed over the target only once it was written
+ *  completely, so that a failed write (disk full, file size limit, ...) leaves a file that was
+ *  there before untouched and no partial file behind; an existing file keeps its permission
+ *  bits; a symbolic link is followed (its target is replaced, the link stays). A device, FIFO
+ *  or socket (/dev/null, /dev/stdout, a pipe) is written in place and never removed. The
+ *  directory must be writable (for the temporary file), also when the file itself is.
  *  @return SLA_OK; SLA_EINVAL (NULL argument, bad index/field/symmetry, non-integer value for
- *          SLA_MM_INTEGER, not symmetric); SLA_EIO naming the file and the system's reason (a
- *          partly written file is removed); SLA_ENOMEM. */
+ *          SLA_MM_INTEGER, not symmetric); SLA_EIO "sla_mm_write: cannot create|write|replace
+ *          'PATH': reason" (a directory, no permission, disk full, ...); SLA_ENOMEM. */
 SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, sla_mm_symmetry symmetry,
                                 const char *comment);
+
+/** Writes a dense nrows × ncols block x (row-major [nrows][ncols] of dtype, as torch tensors)
+ *  as a Matrix Market array file ("array real general", values column-major as the format
+ *  defines, %.17g for float64 and %.9g for float32: read back bit for bit; NaN and inf as
+ *  "nan", "inf"). Files are handled as by sla_mm_write() (a temporary file renamed into place;
+ *  devices written in place); no gzip. comment as for sla_mm_write(). Used by `sla solve -o`.
+ *  @return SLA_OK; SLA_EINVAL (NULL path, or x NULL with values to write, negative or
+ *          overflowing sizes); SLA_EDTYPE; SLA_EIO naming the file; SLA_ENOMEM. */
+SLA_API sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t ncols,
+                                      sla_dtype dtype, const void *x, const char *comment);
 
 
 /** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
@@ -104,11 +130,24 @@ SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t i
 SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,
                                      void **values);
 
-/** Reads a Rutherford–Boeing / Harwell–Boeing file (.rua, .rsa, .psa, ...) with SuiteSparse's
- *  RBio (Davis, "User Guide for RBio"). Symmetric storage is expanded as in sla_mm_read();
- *  explicit zeros are kept. Complex files (C**) are read with interleaved values; elemental
- *  (*E) files are refused.
- *  @return SLA_OK; SLA_EIO (cannot open); SLA_EPARSE (RBio's error code and meaning); SLA_ENOMEM. */
+/** Reads a Rutherford–Boeing / Harwell–Boeing file (.rua, .rsa, .psa, ...; Duff, Grimes,
+ *  Lewis, RAL-TR-97-031): every number is read from the columns the header's Fortran format
+ *  gives it ((16I5), (1P,5E15.8), (4D20.12), ...), as Fortran reads it: fields may touch
+ *  ("1.0E+00-2.0E+00"), D and Q exponents and "1.0-100" are exponents, kP scales a field
+ *  without exponent, and columns past count × width of a line are ignored. Refused, with
+ *  "FILE:LINE: what": a blank field (Fortran would read 0), a field that is not a number of the
+ *  format's kind or holds a blank, a real field without a decimal point under w.d with d > 0
+ *  (Fortran's implied decimals), data beyond the count on a section's last line, line counts
+ *  (PTRCRD, INDCRD, VALCRD) that the counts and formats do not take, anything but blank lines
+ *  after the data (and the right-hand-side lines of a Harwell–Boeing file, which are skipped),
+ *  column pointers not from 1 to NNZ + 1 or decreasing, row indices out of range or not
+ *  increasing within a column (duplicates), entries above the diagonal of symmetric (S, H, Z)
+ *  storage, a non-zero diagonal in skew (Z) storage, a non-real one in Hermitian storage.
+ *  Symmetric storage is expanded as in sla_mm_read() (PZA mirrors are −1); explicit zeros are
+ *  kept. Complex files (C**) are read with interleaved values; elemental (*E) files are
+ *  refused (SLA_EUNSUPPORTED).
+ *  @return SLA_OK; SLA_EIO (cannot open or read, a directory); SLA_EPARSE as above;
+ *          SLA_EUNSUPPORTED; SLA_ENOMEM naming the file. */
 SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
 
 /** Writes batch element `index` of A (float64 or float32) as a Rutherford–Boeing file with RBio's
@@ -118,22 +157,29 @@ SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
  *  SLA_MM_PATTERN (pattern: only the structure is written, values are ignored).
  *  A matrix without stored entries (0 × n, n × 0, or nnz = 0) cannot be written: RBwrite refuses
  *  it, and this function returns SLA_EUNSUPPORTED saying so (use Matrix Market or safetensors).
+ *  Files as for sla_mm_write(); since RBwrite does not check its final fclose, what it wrote
+ *  is read back (sla_rb_read) before it replaces anything, and a device target gets a copy of
+ *  a checked temporary file (in $TMPDIR).
  *  @param[in] title  up to 72 characters (may be NULL).
- *  @return SLA_OK; SLA_EINVAL; SLA_EUNSUPPORTED (no entries); SLA_EIO / SLA_EPARSE with RBio's
- *          error; SLA_ENOMEM. */
+ *  @return SLA_OK; SLA_EINVAL; SLA_EUNSUPPORTED (no entries); SLA_EIO naming the file (RBio's
+ *          error, a write error, or a file that does not read back); SLA_ENOMEM. */
 SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, const char *title);
 
 /** Reads a sparse matrix stored in safetensors format with torch-sla's layout: tensors
  *  "values" (F64, F32 or I64; shape [nnz] — a batch [B, nnz] is refused here), "row_indices" and
  *  "col_indices" (I64 or I32, [nnz]), "shape" (I64 or I32, [2]). The header is validated
- *  (length, JSON, dtypes, shapes, offsets inside the file, indices in range).
- *  @return SLA_OK; SLA_EIO; SLA_EPARSE naming the tensor and what is wrong; SLA_ENOMEM. */
+ *  (length, checked against the file size before anything points into it; JSON; dtypes;
+ *  shapes; offsets inside the file; indices in range).
+ *  @return SLA_OK; SLA_EIO (cannot open or read, a directory); SLA_EPARSE naming the tensor and
+ *          what is wrong; SLA_ENOMEM naming the file. */
 SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
 
 /** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
  *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
- *  @return SLA_OK; SLA_EDTYPE (complex values, bad dtype); SLA_EIO. */
+ *  Files as for sla_mm_write() (a temporary file renamed into place; devices in place).
+ *  @return SLA_OK; SLA_EINVAL (NULL argument); SLA_EDTYPE (complex values, bad dtype); SLA_EIO
+ *          naming the file; SLA_ENOMEM. */
 SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
 
 #ifdef __cplusplus

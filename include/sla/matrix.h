@@ -49,7 +49,9 @@ SLA_API sla_status sla_values_scatter(const sla_pattern *p, sla_dtype dtype, int
 
 /** 1 if every matrix of the batch is numerically symmetric:
  *  |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) for all stored entries, an entry missing on
- *  one side counting as 0. Non-square gives 0. @return SLA_OK, SLA_EINVAL. */
+ *  one side counting as 0; equal values match, infinite ones included, and NaN matches NaN (so
+ *  a NaN or inf on the diagonal, its own mirror, does not make A unsymmetric). Non-square
+ *  gives 0. @return SLA_OK, SLA_EINVAL. */
 SLA_API sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol,
                                            int *is_symmetric);
 
@@ -57,7 +59,9 @@ SLA_API sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, dou
 typedef struct sla_diag_info {
     int64_t present;    /**< stored diagonal entries (per matrix; same for the whole batch) */
     int64_t missing;    /**< min(nrows, ncols) − present */
-    int64_t positive, negative, zero;  /**< among stored diagonal values, summed over the batch */
+    int64_t positive, negative, zero;  /**< among stored diagonal values, summed over the batch
+                                            (±inf counts as positive or negative) */
+    int64_t nan;        /**< stored diagonal values that are NaN (none of the three above) */
 } sla_diag_info;
 
 /** @return SLA_OK, SLA_EINVAL. */

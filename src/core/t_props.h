@@ -1,6 +1,8 @@
 /* Template (see core/instantiate.h): numerical properties of a matrix batch. */
 
-/* |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|), a missing mirror counting as 0. */
+/* |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|), a missing mirror counting as 0; equal values
+ * match, also when they are infinite, and NaN matches NaN (a diagonal entry is its own mirror,
+ * and inf − inf = NaN would fail the test). */
 static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t batch,
                             const REAL *v, double rtol, double atol)
 {
@@ -21,6 +23,7 @@ static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t b
                 double x = 0, y = 0;
                 if (cs <= cq) x = a[s++];
                 if (cq <= cs) y = a[perm[q++]];
+                if (x == y || (isnan(x) && isnan(y))) continue;
                 if (!(fabs(x - y) <= atol + rtol * fmax(fabs(x), fabs(y)))) sym = 0;
             }
         }
@@ -44,7 +47,8 @@ static void FN(diag)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *d
             if (info && s >= 0) {
                 if (x > 0) info->positive++;
                 else if (x < 0) info->negative++;
-                else info->zero++;
+                else if (x == 0) info->zero++;
+                else info->nan++;
             }
         }
     }

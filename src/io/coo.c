@@ -1,5 +1,56 @@
-/* COO matrices read from files -> pattern + CSR values. */
-#include "core/internal.h"
+/* COO matrices of the readers: building them (shared by the Matrix Market and Rutherford–Boeing
+ * readers), and COO -> pattern + CSR values. */
+#include "io/mm_internal.h"
+
+sla_status mm_coo_create(int64_t nrows, int64_t ncols, sla_mm_field field,
+                         sla_mm_symmetry symmetry, int64_t cap, sla_coo **out)
+{
+    sla_coo *a = sla_calloc(1, sizeof *a, "the COO matrix");
+    if (!a) return SLA_ENOMEM;
+    a->nrows = nrows;
+    a->ncols = ncols;
+    a->field = field;
+    a->symmetry = symmetry;
+    size_t nv = field == SLA_MM_COMPLEX ? 2 : 1;
+    a->row = sla_malloc((size_t)cap, sizeof(int64_t), "COO row indices");
+    a->col = a->row ? sla_malloc((size_t)cap, sizeof(int64_t), "COO column indices") : NULL;
+    a->values = a->col ? sla_malloc((size_t)cap, nv * sizeof(double), "COO values") : NULL;
+    if (!a->values) {
+        sla_coo_free(&a);
+        return SLA_ENOMEM;
+    }
+    *out = a;
+    return SLA_OK;
+}
+
+static void push(sla_coo *a, int nv, int64_t i, int64_t j, const double v[2])
+{
+    int64_t k = a->nnz++;
+    a->row[k] = i;
+    a->col[k] = j;
+    a->values[k * nv] = v[0];
+    if (nv == 2) a->values[k * nv + 1] = v[1];
+}
+
+sla_status mm_coo_store(const mm_cursor *c, int64_t line, sla_coo *a, int64_t i, int64_t j,
+                        const double v[2])
+{
+    int nv = a->field == SLA_MM_COMPLEX ? 2 : 1;
+    if (i == j && a->symmetry == SLA_MM_SKEW_SYMMETRIC && (v[0] != 0 || v[1] != 0))
+        return mm_fail(c, line, "diagonal entry (%lld, %lld) of a skew-symmetric matrix must be 0",
+                       (long long)i + 1, (long long)j + 1);
+    if (i == j && a->symmetry == SLA_MM_HERMITIAN && v[1] != 0)
+        return mm_fail(c, line, "diagonal entry (%lld, %lld) of a Hermitian matrix has imaginary "
+                                "part %g (must be 0)", (long long)i + 1, (long long)j + 1, v[1]);
+    push(a, nv, i, j, v);
+    a->nnz_stored++;
+    if (i == j || a->symmetry == SLA_MM_GENERAL) return SLA_OK;
+    double w[2] = {v[0], v[1]};
+    if (a->symmetry == SLA_MM_SKEW_SYMMETRIC) { w[0] = -v[0]; w[1] = -v[1]; }
+    if (a->symmetry == SLA_MM_HERMITIAN) w[1] = -v[1];
+    push(a, nv, j, i, w);
+    return SLA_OK;
+}
 
 /* Duplicates are summed in double before a float32 result is rounded, so float32 values are
  * the rounded sums rather than sums of rounded entries. */

@@ -128,3 +128,26 @@ sla_status mm_parse_header(mm_cursor *c, mm_header *h)
     SLA_TRY(parse_banner(c, h));
     return parse_size_line(c, h);
 }
+
+size_t mm_header_length(const char *text, size_t len)
+{
+    const char *p = memchr(text, '\n', len), *end = text + len;
+    while (p && ++p < end) {                       /* p: the start of a line after the banner */
+        const char *q = p;
+        while (q < end && mm_is_blank(*q)) q++;
+        if (q == end) return 0;
+        int data = *q != '\n' && *q != '%';
+        p = memchr(q, '\n', (size_t)(end - q));
+        if (data) return p ? (size_t)(p + 1 - text) : 0;
+    }
+    return 0;
+}
+
+size_t mm_gz_limit(const mm_header *h, size_t hlen)
+{
+    uint64_t nv = h->field == SLA_MM_COMPLEX ? 2 : h->field == SLA_MM_PATTERN ? 0 : 1;
+    uint64_t per_entry = MM_GZ_BYTES_PER_NUMBER * (nv + (h->is_array ? 0 : 2));
+    uint64_t room = SIZE_MAX - hlen - MM_GZ_SLACK;
+    uint64_t n = (uint64_t)h->nstored;
+    return per_entry && n > room / per_entry ? SIZE_MAX : hlen + MM_GZ_SLACK + (size_t)(n * per_entry);
+}

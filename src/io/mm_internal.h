@@ -1,5 +1,6 @@
-/* Matrix Market internals shared by src/io/mm_*.c: the text cursor, number scanners, the
- * header parser and the raw byte sources (file, gzip). Not installed. */
+/* Matrix Market internals shared by src/io/mm_*.c (and the Rutherford–Boeing reader, which
+ * uses the cursor and the number scanners): the text cursor, number scanners, the header
+ * parser and gzip decompression. Not installed. */
 #ifndef SLA_MM_INTERNAL_H
 #define SLA_MM_INTERNAL_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "io/io_file.h"
 
 /* ---- character classes (table in mm_text.c) ---- */
 
@@ -89,19 +91,45 @@ typedef struct mm_header {
  *  size line. */
 sla_status mm_parse_header(mm_cursor *c, mm_header *h);
 
-/* ---- byte sources (mm_source.c) ---- */
+/** Length of the text up to and including the newline that ends the size line (the first line
+ *  after the banner that is neither blank nor a comment); 0 when that newline is not in
+ *  text[0, len) yet. */
+size_t mm_header_length(const char *text, size_t len);
 
-/** Reads a whole file into a new buffer (sla_malloc'ed, free with sla_free).
- *  @return SLA_OK, SLA_EIO naming the file and strerror, SLA_ENOMEM. */
-sla_status mm_load_file(const char *path, const char *func, char **buf, size_t *len);
+/* Limits of decompressed gzip text (documented at sla_mm_read): at most MM_GZ_HEADER_MAX bytes
+ * up to the end of the size line, then the header, MM_GZ_SLACK bytes, and
+ * MM_GZ_BYTES_PER_NUMBER bytes for each number the size line declares (indices and values of
+ * each entry). Numbers written by any writer take 1-25 characters with their separator. */
+#define MM_GZ_HEADER_MAX ((size_t)16 << 20)
+#define MM_GZ_SLACK ((size_t)1 << 20)
+#define MM_GZ_BYTES_PER_NUMBER 64
+
+/** The limit for a parsed header h that took hlen bytes (saturating at SIZE_MAX). */
+size_t mm_gz_limit(const mm_header *h, size_t hlen);
+
+/* ---- gzip (mm_source.c) ---- */
 
 /** 1 if the bytes start with the gzip magic number 1f 8b. */
 int mm_is_gzip(const char *data, size_t len);
 
-/** Decompresses gzip data (one or more members) into a new buffer.
- *  @return SLA_OK, SLA_EIO (corrupt or truncated data, naming `name`), SLA_ENOMEM. */
+/** Decompresses gzip data (one or more members) into a new buffer, within the MM_GZ_* limits.
+ *  @return SLA_OK, SLA_EIO (corrupt or truncated data, or beyond the limit, naming `name`),
+ *          SLA_EPARSE (the header, once decompressed, does not parse), SLA_ENOMEM. */
 sla_status mm_gunzip(const char *data, size_t len, const char *name, const char *func,
                      char **out, size_t *outlen);
+
+/* ---- building the result (coo.c), shared with the Rutherford–Boeing reader ---- */
+
+/** A new COO matrix (nnz = 0) with room for cap entries (values interleaved for complex). */
+sla_status mm_coo_create(int64_t nrows, int64_t ncols, sla_mm_field field,
+                         sla_mm_symmetry symmetry, int64_t cap, sla_coo **out);
+
+/** Appends a stored entry (0-based; v[1] is the imaginary part) and, for symmetric storage off
+ *  the diagonal, its mirror: the same, negated (skew-symmetric) or conjugated (Hermitian).
+ *  Refuses with SLA_EPARSE at `line` a diagonal that the storage forbids: non-zero in
+ *  skew-symmetric, non-real in Hermitian storage. The capacity must suffice. */
+sla_status mm_coo_store(const mm_cursor *c, int64_t line, sla_coo *a, int64_t i, int64_t j,
+                        const double v[2]);
 
 /* ---- reader entry point shared by the public functions (mm_read.c) ---- */
 

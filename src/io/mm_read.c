@@ -73,36 +73,6 @@ static sla_status read_values(mm_cursor *c, sla_mm_field field, double v[2])
     return field == SLA_MM_COMPLEX ? read_number(c, field, 1, &v[1]) : SLA_OK;
 }
 
-static void push(sla_coo *a, int nv, int64_t i, int64_t j, const double v[2])
-{
-    int64_t k = a->nnz++;
-    a->row[k] = i;
-    a->col[k] = j;
-    a->values[k * nv] = v[0];
-    if (nv == 2) a->values[k * nv + 1] = v[1];
-}
-
-/* Appends a stored entry (0-based) and, for symmetric storage, its mirror. */
-static sla_status store(const mm_cursor *c, int64_t line, sla_coo *a, int64_t i, int64_t j,
-                        const double v[2])
-{
-    int nv = a->field == SLA_MM_COMPLEX ? 2 : 1;
-    if (i == j && a->symmetry == SLA_MM_SKEW_SYMMETRIC && (v[0] != 0 || v[1] != 0))
-        return mm_fail(c, line, "diagonal entry (%lld, %lld) of a skew-symmetric matrix must be 0",
-                       (long long)i + 1, (long long)j + 1);
-    if (i == j && a->symmetry == SLA_MM_HERMITIAN && v[1] != 0)
-        return mm_fail(c, line, "diagonal entry (%lld, %lld) of a Hermitian matrix has imaginary "
-                                "part %g (must be 0)", (long long)i + 1, (long long)j + 1, v[1]);
-    push(a, nv, i, j, v);
-    a->nnz_stored++;
-    if (i == j || a->symmetry == SLA_MM_GENERAL) return SLA_OK;
-    double w[2] = {v[0], v[1]};
-    if (a->symmetry == SLA_MM_SKEW_SYMMETRIC) { w[0] = -v[0]; w[1] = -v[1]; }
-    if (a->symmetry == SLA_MM_HERMITIAN) w[1] = -v[1];
-    push(a, nv, j, i, w);
-    return SLA_OK;
-}
-
 /* ---- the body ---- */
 
 static sla_status end_of_text(mm_cursor *c, int64_t read, int64_t declared, const char *what)
@@ -121,7 +91,7 @@ static sla_status parse_coordinate(mm_cursor *c, const mm_header *h, sla_coo *a)
         SLA_TRY(read_index(c, "column", h->ncols, &j));
         SLA_TRY(read_values(c, h->field, v));
         SLA_TRY(mm_end_line(c, "entry"));
-        SLA_TRY(store(c, line, a, i, j, v));
+        SLA_TRY(mm_coo_store(c, line, a, i, j, v));
     }
     if (mm_next_data_line(c))
         return mm_fail(c, c->line, "more entries than the %lld declared by the size line",
@@ -141,7 +111,7 @@ static sla_status parse_array(mm_cursor *c, const mm_header *h, sla_coo *a)
         double v[2];
         SLA_TRY(read_values(c, h->field, v));
         SLA_TRY(mm_end_line(c, "value"));
-        SLA_TRY(store(c, line, a, i, j, v));
+        SLA_TRY(mm_coo_store(c, line, a, i, j, v));
         if (++i == h->nrows) {
             j++;
             i = skip < 0 ? 0 : j + skip;
@@ -164,27 +134,6 @@ static int64_t capacity(const mm_header *h, size_t remaining)
     return h->symmetry == SLA_MM_GENERAL ? stored : 2 * stored;
 }
 
-static sla_status coo_create(const mm_header *h, int64_t cap, sla_coo **out)
-{
-    sla_coo *a = sla_calloc(1, sizeof *a, "COO matrix");
-    if (!a) return SLA_ENOMEM;
-    a->nrows = h->nrows;
-    a->ncols = h->ncols;
-    a->field = h->field;
-    a->symmetry = h->symmetry;
-    a->is_array = h->is_array;
-    size_t nv = h->field == SLA_MM_COMPLEX ? 2 : 1;
-    a->row = sla_malloc((size_t)cap, sizeof(int64_t), "COO row indices");
-    a->col = a->row ? sla_malloc((size_t)cap, sizeof(int64_t), "COO column indices") : NULL;
-    a->values = a->col ? sla_malloc((size_t)cap, nv * sizeof(double), "COO values") : NULL;
-    if (!a->values) {
-        sla_coo_free(&a);
-        return SLA_ENOMEM;
-    }
-    *out = a;
-    return SLA_OK;
-}
-
 static sla_status parse(const char *text, size_t len, const char *name, const char *func,
                         sla_coo **out)
 {
@@ -192,7 +141,9 @@ static sla_status parse(const char *text, size_t len, const char *name, const ch
     mm_header h;
     SLA_TRY(mm_parse_header(&c, &h));
     sla_coo *a = NULL;
-    SLA_TRY(coo_create(&h, capacity(&h, (size_t)(c.end - c.p)), &a));
+    SLA_TRY(mm_coo_create(h.nrows, h.ncols, h.field, h.symmetry,
+                          capacity(&h, (size_t)(c.end - c.p)), &a));
+    a->is_array = h.is_array;
     sla_status st = h.is_array ? parse_array(&c, &h, a) : parse_coordinate(&c, &h, a);
     if (st != SLA_OK) {
         sla_coo_free(&a);
@@ -205,32 +156,24 @@ static sla_status parse(const char *text, size_t len, const char *name, const ch
 sla_status mm_read_text(const char *text, size_t len, const char *name, const char *func,
                         sla_coo **out)
 {
-    if (!mm_is_gzip(text, len)) return parse(text, len, name, func, out);
+    if (!mm_is_gzip(text, len)) return io_name_error(parse(text, len, name, func, out), func, name);
     char *plain = NULL;
     size_t plain_len = 0;
-    SLA_TRY(mm_gunzip(text, len, name, func, &plain, &plain_len));
+    SLA_TRY(io_name_error(mm_gunzip(text, len, name, func, &plain, &plain_len), func, name));
     sla_status st = parse(plain, plain_len, name, func, out);
     sla_free(plain);
-    return st;
+    return io_name_error(st, func, name);
 }
 
 sla_status mm_read_path(const char *path, const char *func, sla_coo **out)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    SLA_TRY(mm_load_file(path, func, &buf, &len));
-    sla_status st = mm_read_text(buf, len, path, func, out);
-    sla_free(buf);
-    return st;
+    return io_read_file(path, func, mm_read_text, out);
 }
 
 /* ---- public ---- */
 
 sla_status sla_mm_read(const char *path, sla_coo **out)
 {
-    SLA_CHECK_ARG(out, "out is NULL");
-    *out = NULL;
-    SLA_CHECK_ARG(path, "path is NULL");
     return mm_read_path(path, __func__, out);
 }
 

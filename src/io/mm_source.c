@@ -1,56 +1,26 @@
-/* Raw bytes for the Matrix Market reader: a whole file in one buffer (one read instead of a
- * stdio call per line), and in-memory gzip decompression, so that a compressed file or buffer
- * is recognised by its magic bytes whatever its name. zlib allocates through sla_malloc, so
- * the allocation-failure test hook reaches it too. */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
+/* In-memory gzip decompression for the Matrix Market reader, so that a compressed file or
+ * buffer is recognised by its magic bytes whatever its name. zlib allocates through
+ * sla_malloc, so the allocation-failure test hook reaches it too.
+ *
+ * The decompressed size is capped by what the header declares (MM_GZ_* in mm_internal.h): a
+ * few megabytes of gzip can expand to gigabytes of blanks, and a reader must not hold
+ * 1000 times its input because a file says nothing. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include "io/mm_internal.h"
 
-/* Doubles *cap (at least to `need`), keeping the first `used` bytes. */
-static sla_status grow(char **buf, size_t *cap, size_t used, size_t need, const char *what)
+/* Grows the buffer to ncap bytes (> used), keeping the first `used` bytes. */
+static sla_status grow(char **buf, size_t *cap, size_t used, size_t ncap)
 {
-    size_t ncap = *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
-    if (ncap < need) ncap = need;
-    char *nbuf = sla_malloc(ncap, 1, what);
+    char *nbuf = sla_malloc(ncap, 1, "decompressed text");
     if (!nbuf) return SLA_ENOMEM;
     if (used) memcpy(nbuf, *buf, used);
     sla_free(*buf);
     *buf = nbuf;
     *cap = ncap;
-    return SLA_OK;
-}
-
-sla_status mm_load_file(const char *path, const char *func, char **out, size_t *outlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return sla_error_set(SLA_EIO, func, "cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    /* a regular file is read in one go; pipes and devices grow the buffer as they go */
-    size_t cap = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0
-                     ? (size_t)sb.st_size + 1 : 65536;
-    char *buf = sla_malloc(cap, 1, "file contents");
-    sla_status st = buf ? SLA_OK : SLA_ENOMEM;
-    size_t len = 0;
-    while (st == SLA_OK) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (ferror(f))
-            st = sla_error_set(SLA_EIO, func, "cannot read '%s': %s", path, strerror(errno));
-        else if (len < cap || feof(f)) break;
-        else st = grow(&buf, &cap, len, cap + 1, "file contents");
-    }
-    fclose(f);
-    if (st != SLA_OK) {
-        sla_free(buf);
-        return st;
-    }
-    *out = buf;
-    *outlen = len;
     return SLA_OK;
 }
 
@@ -74,10 +44,46 @@ static sla_status z_error(int ret, const z_stream *zs, const char *name, const c
                          : zs->msg          ? zs->msg : "corrupt gzip data");
 }
 
+/* Output limit: MM_GZ_HEADER_MAX until the size line is complete, then what the header
+ * allows. A header that does not parse is reported at once (the parser would refuse it too). */
+typedef struct gz_limit {
+    size_t bytes;
+    int known;
+    mm_header h;
+} gz_limit;
+
+static sla_status update_limit(gz_limit *lim, const char *text, size_t used, const char *name,
+                               const char *func)
+{
+    if (lim->known) return SLA_OK;
+    size_t hlen = mm_header_length(text, used);
+    if (hlen == 0) return SLA_OK;
+    mm_cursor c = {text, text + hlen, 1, name, func};
+    SLA_TRY(mm_parse_header(&c, &lim->h));
+    lim->bytes = mm_gz_limit(&lim->h, hlen);
+    lim->known = 1;
+    return SLA_OK;
+}
+
+static sla_status too_long(const gz_limit *lim, const char *name, const char *func)
+{
+    if (!lim->known)
+        return sla_error_set(SLA_EIO, func, "cannot read '%s': more than %zu bytes of "
+                             "decompressed text before the end of the size line (the limit for "
+                             "gzip data; decompress the file to read it)", name, lim->bytes);
+    return sla_error_set(SLA_EIO, func, "cannot read '%s': the decompressed text exceeds %zu "
+                         "bytes, the limit for gzip data whose size line declares %lld %s (%d "
+                         "bytes per number, plus the header and %d MiB; decompress the file to "
+                         "read it)", name, lim->bytes, (long long)lim->h.nstored,
+                         lim->h.is_array ? "values" : "entries", MM_GZ_BYTES_PER_NUMBER,
+                         (int)(MM_GZ_SLACK >> 20));
+}
+
 /* Inflates all members of a gzip stream (a concatenation of members is one valid file). */
 static sla_status inflate_all(z_stream *zs, const char *data, size_t len, const char *name,
                               const char *func, char **buf, size_t *cap, size_t *used)
 {
+    gz_limit lim = {MM_GZ_HEADER_MAX, 0, {0}};
     size_t in = 0;
     for (;;) {
         if (zs->avail_in == 0 && in < len) {
@@ -85,7 +91,14 @@ static sla_status inflate_all(z_stream *zs, const char *data, size_t len, const 
             zs->avail_in = (uInt)(len - in < UINT_MAX ? len - in : UINT_MAX);
             in += zs->avail_in;
         }
-        if (*used == *cap) SLA_TRY(grow(buf, cap, *used, *used + 1, "decompressed text"));
+        SLA_TRY(update_limit(&lim, *buf, *used, name, func));
+        if (*used > lim.bytes) return too_long(&lim, name, func);
+        if (*used == *cap) {
+            /* double, but never past one byte beyond the limit (that byte proves it exceeded) */
+            size_t ncap = *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
+            if (ncap > lim.bytes + 1) ncap = lim.bytes + 1;
+            SLA_TRY(grow(buf, cap, *used, ncap > *used ? ncap : *used + 1));
+        }
         size_t room = *cap - *used < UINT_MAX ? *cap - *used : UINT_MAX;
         zs->next_out = (Bytef *)(*buf + *used);
         zs->avail_out = (uInt)room;
@@ -93,7 +106,10 @@ static sla_status inflate_all(z_stream *zs, const char *data, size_t len, const 
         *used += room - zs->avail_out;
         if (ret == Z_STREAM_END) {
             size_t at = in - zs->avail_in, rest = len - at;
-            if (rest == 0) return SLA_OK;
+            if (rest == 0) {
+                SLA_TRY(update_limit(&lim, *buf, *used, name, func));
+                return *used > lim.bytes ? too_long(&lim, name, func) : SLA_OK;
+            }
             if (!mm_is_gzip(data + at, rest))
                 return sla_error_set(SLA_EIO, func, "cannot read '%s': %zu bytes of trailing "
                                                     "garbage after the gzip data", name, rest);
@@ -118,7 +134,8 @@ sla_status mm_gunzip(const char *data, size_t len, const char *name, const char 
     zs.zfree = z_free;
     int ret = inflateInit2(&zs, 16 + MAX_WBITS);          /* 16: gzip wrapper only */
     if (ret != Z_OK) return z_error(ret, &zs, name, func);
-    size_t cap = len < SIZE_MAX / 4 ? len * 4 + 4096 : len, used = 0;
+    size_t cap = len < MM_GZ_HEADER_MAX / 4 ? len * 4 + 4096 : MM_GZ_HEADER_MAX;
+    size_t used = 0;
     char *buf = sla_malloc(cap, 1, "decompressed text");
     sla_status st = buf ? inflate_all(&zs, data, len, name, func, &buf, &cap, &used) : SLA_ENOMEM;
     inflateEnd(&zs);

@@ -1,7 +1,9 @@
 /* Matrix Market writer: one batch element of a matrix view as a coordinate file, in CSR order
  * (row by row), plain or gzip-compressed. Lines are formatted into a 64 KiB buffer written in
  * large blocks. float64 values are printed with %.17g and float32 with %.9g: enough digits for
- * the text to read back to the same bits. A failed write removes the partial file. */
+ * the text to read back to the same bits. The file is written through io_out (io_file.h): a
+ * failed write leaves whatever was at the path before untouched. */
+#define _POSIX_C_SOURCE 200809L      /* fdopen */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,12 +17,13 @@
 #define LINE_MAX_CHARS 128   /* "row col value\n" with int64 indices and a %.17g value */
 
 typedef struct sink {
+    io_out out;
     FILE *f;
     gzFile gz;
     char *buf;
     size_t n;
     int err;                 /* errno of the first failure, or -1 for a zlib failure */
-    const char *path;
+    const char *path, *func;
 } sink;
 
 static void sink_flush(sink *s)
@@ -63,20 +66,30 @@ static int ends_with_gz(const char *path)
     return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-static sla_status sink_open(sink *s, const char *path)
+static sla_status sink_open(sink *s, const char *path, const char *func)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
-    s->buf = sla_malloc(SINK_SIZE, 1, "write buffer");
-    if (!s->buf) return SLA_ENOMEM;
+    s->func = func;
+    s->buf = sla_malloc(SINK_SIZE, 1, "the write buffer");
+    if (!s->buf) return io_name_error(SLA_ENOMEM, func, path);
+    sla_status st = io_out_open(&s->out, path, func);
+    if (st != SLA_OK) {
+        sla_free(s->buf);
+        return st;
+    }
     errno = 0;
-    if (ends_with_gz(path)) s->gz = gzopen(path, "wb6");
-    else s->f = fopen(path, "wb");
-    if (s->gz || s->f) return SLA_OK;
+    if (ends_with_gz(path)) s->gz = gzdopen(s->out.fd, "wb6");
+    else s->f = fdopen(s->out.fd, "wb");
+    if (s->gz || s->f) {
+        s->out.fd = -1;                      /* the stream owns it now */
+        return SLA_OK;
+    }
     int e = errno;
+    io_out_abort(&s->out);
     sla_free(s->buf);
-    return sla_error_set(SLA_EIO, "sla_mm_write", "cannot create '%s': %s", path,
-                         e ? strerror(e) : "gzopen failed");
+    return sla_error_set(SLA_EIO, func, "cannot create '%s': %s", path,
+                         e ? strerror(e) : "gzdopen failed");
 }
 
 static sla_status sink_close(sink *s)
@@ -90,9 +103,9 @@ static sla_status sink_close(sink *s)
         s->err = errno ? errno : EIO;
     }
     sla_free(s->buf);
-    if (!s->err) return SLA_OK;
-    remove(s->path);
-    return sla_error_set(SLA_EIO, "sla_mm_write", "cannot write '%s': %s", s->path,
+    if (!s->err) return io_out_commit(&s->out);
+    io_out_abort(&s->out);
+    return sla_error_set(SLA_EIO, s->func, "cannot write '%s': %s", s->path,
                          s->err > 0 ? strerror(s->err) : "compression failed");
 }
 
@@ -165,14 +178,11 @@ static sla_status check_args(const char *path, const sla_matrix *A, int64_t inde
 
 /* ---- text ---- */
 
-static void write_header(sink *s, const sla_matrix *A, sla_mm_field field,
-                         sla_mm_symmetry symmetry, const char *comment, int64_t count)
+/* The banner, the comment lines and the size line (count < 0: "rows cols" of an array). */
+static void write_header(sink *s, const char *banner, const char *comment, int64_t nrows,
+                         int64_t ncols, int64_t count)
 {
-    static const char *const fields[] = {"real", "integer", "pattern"};
-    char line[LINE_MAX_CHARS];
-    int n = snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate %s %s\n",
-                     fields[field], symmetry == SLA_MM_SYMMETRIC ? "symmetric" : "general");
-    sink_write(s, line, (size_t)n);
+    sink_write(s, banner, strlen(banner));
     /* each comment line gets its '%', so a caller's newline cannot break the format */
     for (const char *c = comment; c && *c;) {
         size_t len = strcspn(c, "\n");
@@ -181,8 +191,10 @@ static void write_header(sink *s, const sla_matrix *A, sla_mm_field field,
         sink_write(s, "\n", 1);
         c += len + (c[len] == '\n');
     }
-    n = snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)sla_pattern_nrows(A->pattern),
-                 (long long)sla_pattern_ncols(A->pattern), (long long)count);
+    char line[LINE_MAX_CHARS];
+    int n = count < 0 ? snprintf(line, sizeof line, "%lld %lld\n", (long long)nrows, (long long)ncols)
+                      : snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)nrows,
+                                 (long long)ncols, (long long)count);
     sink_write(s, line, (size_t)n);
 }
 
@@ -226,9 +238,42 @@ sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
         for (int64_t i = 0; i < sla_pattern_nrows(A->pattern); i++)
             for (int64_t t = rp[i]; t < rp[i + 1] && ci[t] <= i; t++) count++;
     }
+    static const char *const fields[] = {"real", "integer", "pattern"};
+    char banner[LINE_MAX_CHARS];
+    snprintf(banner, sizeof banner, "%%%%MatrixMarket matrix coordinate %s %s\n", fields[field],
+             lower_only ? "symmetric" : "general");
     sink s;
-    SLA_TRY(sink_open(&s, path));
-    write_header(&s, A, field, symmetry, comment, count);
+    SLA_TRY(sink_open(&s, path, "sla_mm_write"));
+    write_header(&s, banner, comment, sla_pattern_nrows(A->pattern), sla_pattern_ncols(A->pattern),
+                 count);
     write_entries(&s, A, v, field, lower_only);
+    return sink_close(&s);
+}
+
+sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t ncols, sla_dtype dtype,
+                              const void *x, const char *comment)
+{
+    const char *func = __func__;
+    SLA_CHECK_ARG(path, "path is NULL");
+    SLA_CHECK_ARG(nrows >= 0 && ncols >= 0, "nrows = %lld and ncols = %lld must be >= 0",
+                  (long long)nrows, (long long)ncols);
+    SLA_CHECK_ARG(ncols == 0 || nrows <= INT64_MAX / ncols, "%lld × %lld values overflow int64",
+                  (long long)nrows, (long long)ncols);
+    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64 or SLA_FLOAT32", (int)dtype);
+    SLA_CHECK_ARG(x || nrows * ncols == 0, "x is NULL");
+    sink s;
+    SLA_TRY(sink_open(&s, path, func));
+    write_header(&s, "%%MatrixMarket matrix array real general\n", comment, nrows, ncols, -1);
+    const double *xd = x;
+    const float *xf = x;
+    for (int64_t j = 0; j < ncols && !s.err; j++)         /* the format is column-major */
+        for (int64_t i = 0; i < nrows; i++) {
+            char *line = sink_line(&s);
+            int64_t k = i * ncols + j;
+            int n = dtype == SLA_FLOAT64 ? snprintf(line, LINE_MAX_CHARS, "%.17g\n", xd[k])
+                                         : snprintf(line, LINE_MAX_CHARS, "%.9g\n", (double)xf[k]);
+            s.n += (size_t)n;
+        }
     return sink_close(&s);
 }

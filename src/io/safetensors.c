@@ -2,6 +2,7 @@
  * col_indices, shape). Format: 8-byte little-endian header length N, N bytes of JSON
  * {"name": {"dtype": "F64", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
  * then the byte buffer the offsets point into (https://github.com/huggingface/safetensors). */
+#define _POSIX_C_SOURCE 200809L      /* fdopen */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/internal.h"
+#include "io/io_file.h"
 
 /* errors of the reader's helpers are reported in the name of the public function */
 #define ST_FAIL(status, ...) sla_error_set((status), "sla_safetensors_read", __VA_ARGS__)
@@ -162,45 +163,36 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     return SLA_OK;
 }
 
-static sla_status read_file(const char *path, unsigned char **buf, size_t *len)
+/* The 8-byte little-endian header length, checked against the file before any pointer into
+ * the buffer is formed from it (2^63 would otherwise point far outside). */
+static sla_status st_header(const char *path, const unsigned char *buf, size_t len, cJSON **hdr,
+                            const unsigned char **data, size_t *dlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ST_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
-    sla_status st = SLA_OK;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) st = ST_FAIL(SLA_EIO, "%s: cannot seek", path);
-    unsigned char *b = st == SLA_OK ? sla_malloc((size_t)size, 1, "file buffer") : NULL;
-    if (st == SLA_OK && !b) st = SLA_ENOMEM;
-    if (st == SLA_OK && fread(b, 1, (size_t)size, f) != (size_t)size)
-        st = ST_FAIL(SLA_EIO, "%s: short read", path);
-    fclose(f);
-    if (st != SLA_OK) { sla_free(b); return st; }
-    *buf = b;
-    *len = (size_t)size;
+    if (len < 8)
+        return ST_FAIL(SLA_EPARSE, "%s: not a safetensors file (%zu bytes, shorter than the "
+                       "8-byte header length)", path, len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
+    if (hlen > ST_MAX_HEADER || hlen > len - 8)
+        return ST_FAIL(SLA_EPARSE, "%s: not a safetensors file (header length %llu, file %zu "
+                       "bytes, at most %llu allowed)", path, (unsigned long long)hlen, len,
+                       (unsigned long long)ST_MAX_HEADER);
+    *hdr = cJSON_ParseWithLength((const char *)buf + 8, (size_t)hlen);
+    if (!cJSON_IsObject(*hdr))
+        return ST_FAIL(SLA_EPARSE, "%s: the safetensors header is not a JSON object", path);
+    *data = buf + 8 + (size_t)hlen;
+    *dlen = len - 8 - (size_t)hlen;
     return SLA_OK;
 }
 
-sla_status sla_safetensors_read(const char *path, sla_coo **out)
+static sla_status st_parse(const char *buf, size_t len, const char *path, const char *func,
+                           sla_coo **out)
 {
-    SLA_CHECK_ARG(out, "out is NULL");
-    *out = NULL;
-    SLA_CHECK_ARG(path, "path is NULL");
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    SLA_TRY(read_file(path, &buf, &len));
-    uint64_t hlen = 0;
-    for (int i = 7; len >= 8 && i >= 0; i--) hlen = (hlen << 8) | buf[i];
-    sla_status st = SLA_OK;
-    if (len < 8 || hlen > ST_MAX_HEADER || hlen > len - 8)
-        st = SLA_FAIL(SLA_EPARSE, "%s: not a safetensors file (header length %llu, file %zu bytes)",
-                      path, (unsigned long long)hlen, len);
-    cJSON *hdr = st == SLA_OK ? cJSON_ParseWithLength((const char *)buf + 8, (size_t)hlen) : NULL;
-    if (st == SLA_OK && !cJSON_IsObject(hdr))
-        st = SLA_FAIL(SLA_EPARSE, "%s: the safetensors header is not a JSON object", path);
+    cJSON *hdr = NULL;
+    const unsigned char *data = NULL;
+    size_t dlen = 0;
     st_tensor v, r, c, shape;
-    const unsigned char *data = buf + 8 + hlen;
-    size_t dlen = len - 8 - (size_t)hlen;
+    sla_status st = st_header(path, (const unsigned char *)buf, len, &hdr, &data, &dlen);
     if (st == SLA_OK) st = st_no_duplicates(path, hdr, "the safetensors header", 1);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "values", 0, &v);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
@@ -208,8 +200,12 @@ sla_status sla_safetensors_read(const char *path, sla_coo **out)
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
     if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out);
     cJSON_Delete(hdr);
-    sla_free(buf);
     return st;
+}
+
+sla_status sla_safetensors_read(const char *path, sla_coo **out)
+{
+    return io_read_file(path, __func__, st_parse, out);
 }
 
 /* header entry for one tensor laid out at *offset */
@@ -261,17 +257,30 @@ sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype
          cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING);
     char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
     cJSON_Delete(hdr);
-    if (!json) return SLA_FAIL(SLA_ENOMEM, "cannot build the safetensors header");
+    if (!json) return SLA_FAIL(SLA_ENOMEM, "%s: cannot build the safetensors header", path);
     size_t hl = strlen(json), padded = (hl + 7) / 8 * 8;   /* buffer starts 8-byte aligned */
-    FILE *f = fopen(path, "wb");
-    sla_status st = f ? SLA_OK : SLA_FAIL(SLA_EIO, "%s: %s", path, strerror(errno));
-    if (st == SLA_OK) {
+    io_out o;
+    sla_status st = io_out_open(&o, path, __func__);
+    FILE *f = st == SLA_OK ? fdopen(o.fd, "wb") : NULL;
+    if (st == SLA_OK && !f) {
+        st = SLA_FAIL(SLA_EIO, "cannot create '%s': %s", path, strerror(errno));
+        io_out_abort(&o);
+    }
+    if (f) {
+        o.fd = -1;                                 /* the stream owns it now */
         unsigned char len8[8];
         for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
         int w = fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, hl, f) == hl;
         for (size_t i = hl; w && i < padded; i++) w = fputc(' ', f) != EOF;
         w = w && st_write_all(f, coo, dtype);
-        if (fclose(f) != 0 || !w) st = SLA_FAIL(SLA_EIO, "%s: write failed: %s", path, strerror(errno));
+        int e = w ? 0 : errno;
+        if (fclose(f) != 0 && w) e = errno;
+        if (!w || e) {
+            st = SLA_FAIL(SLA_EIO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
+            io_out_abort(&o);
+        } else {
+            st = io_out_commit(&o);
+        }
     }
     cJSON_free(json);
     return st;

@@ -226,12 +226,13 @@ def test_messages_name_command_and_file(tmp_path):
         assert p.stderr.startswith(f"sla {args[0]}: {cplx}: "), p.stderr
         assert "complex" in p.stderr
     # -o to a folder that does not exist: fails before the solve, with the command's prefix
-    p = run("solve", mat("nos6.mtx"), "-o", "/nonexistent/x.mtx", check_rc=2)
+    # (a failed write, exit 3)
+    p = run("solve", mat("nos6.mtx"), "-o", "/nonexistent/x.mtx", check_rc=3)
     assert p.stderr.startswith("sla solve: -o /nonexistent/x.mtx: cannot create")
     assert p.stdout == ""
     # convert errors name the path once
     out = "/nonexistent/y.mtx"
-    p = run("convert", mat("nos6.mtx"), out, check_rc=2)
+    p = run("convert", mat("nos6.mtx"), out, check_rc=3)
     assert p.stderr.startswith("sla convert: ") and p.stderr.count(out) == 1, p.stderr
     p = run("convert", "/nonexistent/in.mtx", str(tmp_path / "y.mtx"), check_rc=2)
     assert p.stderr.count("/nonexistent/in.mtx") == 1, p.stderr
@@ -387,3 +388,141 @@ def test_eigsh_mass_matrix(tmp_path):
     _write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
     p = run("eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "Mneg.mtx"), check_rc=3)
     assert "positive definite" in p.stderr or "not SPD" in p.stderr or "SPD" in p.stderr
+
+
+# ---- files: outputs never destroy inputs or what was there; one exit rule for failed writes ----
+
+def _copy_input(tmp_path, name="a.mtx"):
+    src = tmp_path / name
+    src.write_bytes(open(mat("nos6.mtx"), "rb").read())
+    return src
+
+
+@need_matrices
+def test_outputs_never_overwrite_inputs(tmp_path):
+    """`sla solve A.mtx -o A.mtx` and `--rhs b.mtx -o b.mtx` overwrote the input; every command
+    with an output compares it with its inputs by device and inode, as convert does."""
+    src = _copy_input(tmp_path)
+    before = src.read_bytes()
+    os.symlink(src, tmp_path / "link.mtx")
+    os.link(src, tmp_path / "hard.mtx")
+    (tmp_path / "sub").mkdir()
+    rhs = tmp_path / "b.mtx"
+    rhs.write_text("%%MatrixMarket matrix array real general\n675 1\n" + "1\n" * 675)
+    rhs_before = rhs.read_bytes()
+    spellings = [str(src), str(tmp_path / "sub" / ".." / "a.mtx"), str(tmp_path / "link.mtx"),
+                 str(tmp_path / "hard.mtx")]
+    for out in spellings:
+        p = run("solve", str(src), "-o", out, check_rc=2)
+        assert p.stderr.startswith("sla solve: -o ") and "is the input file" in p.stderr
+        p = run("convert", str(src), out, check_rc=2)
+        assert "is the input file" in p.stderr
+    p = run("solve", str(src), "--rhs", str(rhs), "-o", str(rhs), check_rc=2)
+    assert "is the input file" in p.stderr and str(rhs) in p.stderr
+    p = run("solve", str(src), "--rhs", str(rhs), "-o", str(rhs), "--json", check_rc=2)
+    assert json.loads(p.stdout)["status"] == "usage"
+    assert src.read_bytes() == before and rhs.read_bytes() == rhs_before
+    # a different output is fine, and reading it back as --rhs works
+    run("solve", str(src), "--rhs", str(rhs), "-o", str(tmp_path / "x.mtx"), check_rc=0)
+    assert (tmp_path / "x.mtx").read_text().startswith("%%MatrixMarket matrix array real general")
+
+
+def _limit_file_size(nbytes):
+    import resource
+    import signal
+
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return apply
+
+
+@need_matrices
+def test_failed_writes_exit_3_and_keep_the_old_file(tmp_path):
+    """A failed write exited 2 from convert and 3 from solve -o, and removed the target (a device
+    node included, when run as root). Now: exit 3 everywhere, the old file or device stays."""
+    big = mat("bcsstk13.mtx")
+    for ext in [".mtx", ".mtx.gz", ".rua", ".safetensors"]:
+        out = tmp_path / ("old" + ext)
+        out.write_text("old contents\n")
+        p = subprocess.run([CLI, "convert", big, str(out)], capture_output=True, text=True,
+                           preexec_fn=_limit_file_size(4096), timeout=600)
+        assert p.returncode == 3, p.stderr
+        assert p.stderr.startswith("sla convert: ") and str(out) in p.stderr
+        assert out.read_text() == "old contents\n"
+    out = tmp_path / "x.mtx"
+    out.write_text("old contents\n")
+    p = subprocess.run([CLI, "solve", big, "-o", str(out), "--json"], capture_output=True,
+                       text=True, preexec_fn=_limit_file_size(4096), timeout=600)
+    assert p.returncode == 3, p.stderr
+    j = json.loads(p.stdout)
+    assert j["exit_code"] == 3 and j["status"] == "io" and "File too large" in j["error"]
+    assert out.read_text() == "old contents\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(["old" + e for e in
+                                                   [".mtx", ".mtx.gz", ".rua", ".safetensors"]] + ["x.mtx"])
+    # a device behind a link: written in place, exit 3, the device and the link stay
+    for ext in [".mtx", ".rua", ".safetensors"]:
+        link = tmp_path / ("full" + ext)
+        os.symlink("/dev/full", link)
+        p = run("convert", mat("nos6.mtx"), str(link), check_rc=3)
+        assert "No space left on device" in p.stderr
+        assert os.path.islink(link) and os.path.exists("/dev/full")
+    p = run("solve", mat("nos6.mtx"), "-o", "/dev/full", check_rc=3)
+    assert p.stderr.startswith("sla solve: ") and "/dev/full" in p.stderr
+    assert os.path.exists("/dev/full")
+    run("solve", mat("nos6.mtx"), "-o", "/dev/null", check_rc=0)
+    # an output that is a directory: exit 3 before any work
+    p = run("solve", mat("nos6.mtx"), "-o", str(tmp_path), check_rc=3)
+    assert "Is a directory" in p.stderr
+
+
+def test_rhs_file_nonfinite_names_the_file(tmp_path):
+    """A NaN in --rhs FILE was reported against the matrix file."""
+    K = tmp_path / "K.mtx"
+    _write_tridiag(K, 5, 2.0, -1.0)
+    b = tmp_path / "b.mtx"
+    b.write_text("%%MatrixMarket matrix array real general\n5 1\n1\n1\nnan\n1\n1\n")
+    p = run("solve", str(K), "--rhs", str(b), check_rc=2)
+    assert p.stderr.startswith(f"sla solve: --rhs {b}: b[2] (row 3) is nan"), p.stderr
+    assert str(K) not in p.stderr
+    b.write_text("%%MatrixMarket matrix coordinate real general\n5 1 2\n2 1 1e308\n2 1 1e308\n")
+    p = run("solve", str(K), "--rhs", str(b), "--json", check_rc=2)
+    j = json.loads(p.stdout)
+    assert j["status"] == "non-finite value" and "b[1] (row 2) is inf" in j["error"]
+
+
+def test_info_nonfinite_diagonal(tmp_path):
+    """A NaN diagonal was counted as zero, and a NaN or inf diagonal made a symmetric matrix
+    'not symmetric' (inf - inf is NaN, and a diagonal entry is its own mirror)."""
+    f = tmp_path / "n.mtx"
+    f.write_text("%%MatrixMarket matrix coordinate real symmetric\n4 4 6\n"
+                 "1 1 nan\n2 2 inf\n3 3 -inf\n4 4 0\n2 1 1\n4 3 -2\n")
+    j = run_json("info", str(f))
+    d = j["diagonal"]
+    assert (d["present"], d["positive"], d["negative"], d["zero"], d["nan"]) == (4, 1, 1, 1, 1)
+    assert j["numerically_symmetric"] is True and j["structurally_symmetric"] is True
+    p = run("info", str(f), check_rc=0)
+    assert "1 positive, 1 negative, 1 zero, 1 NaN" in p.stdout
+    # an off-diagonal NaN against a number is still unsymmetric
+    f.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 nan\n2 1 1\n")
+    assert run_json("info", str(f))["numerically_symmetric"] is False
+
+
+def test_readers_on_directories_and_fortran_fields(tmp_path):
+    """A directory named x.safetensors was an out-of-memory error (an 8-EiB buffer), x.rb a parse
+    error: both are I/O errors naming the file. RB values are read by the format's widths."""
+    for name in ["x.safetensors", "x.rb", "x.mtx"]:
+        d = tmp_path / name
+        d.mkdir()
+        p = run("info", str(d), check_rc=2)
+        assert "Is a directory" in p.stderr and str(d) in p.stderr
+    rb = tmp_path / "d.rua"
+    rb.write_text("D exponents, touching fields, a token past the record" + " " * 19 + "KEY     \n"
+                  "             3             1             1             1\n"
+                  "RUA                        2             2             3             0\n"
+                  "(3I5)           (3I5)           (3D16.8)            \n"
+                  "    1    3    4\n    1    2    2\n"
+                  "  1.00000000D+05 -2.00000000D+00-3.00000000D-01   9.9\n")
+    out = tmp_path / "d.mtx"
+    run("convert", str(rb), str(out), check_rc=0)
+    assert out.read_text().splitlines()[3:] == ["1 1 100000", "2 1 -2", "2 2 -0.29999999999999999"]

@@ -63,3 +63,43 @@ def test_read_errors_name_the_line(tmp_path):
         torch_sla.load_mtx(bad)
     with pytest.raises(torch_sla.SlaIOError):
         torch_sla.load_mtx(tmp_path / "missing.mtx")
+
+
+def test_nul_in_paths_and_comments_raises(tmp_path):
+    """A NUL in a path was cut by C: load_mtx/save_mtx read or wrote the file named by the text
+    before it. They raise ValueError, as open() does, and touch no file."""
+    row, col, val = random_sparse(4, seed=2)
+    A = SparseTensor(val, row, col, (4, 4))
+    good = tmp_path / "a.mtx"
+    torch_sla.save_mtx(A, good)
+    with pytest.raises(ValueError, match="null"):
+        open(str(good) + "\0ignored")
+    for bad in [str(good) + "\0ignored", os.fsencode(str(good)) + b"\0x",
+                str(tmp_path / "new.mtx") + "\0x"]:
+        with pytest.raises(ValueError, match="embedded null byte"):
+            torch_sla.load_mtx(bad)
+        with pytest.raises(ValueError, match="embedded null byte"):
+            torch_sla.save_mtx(A, bad)
+        with pytest.raises(ValueError, match="embedded null byte"):
+            A.save_mtx(bad)
+    with pytest.raises(ValueError, match="null character in comment"):
+        torch_sla.save_mtx(A, tmp_path / "c.mtx", comment="a\0b")
+    assert sorted(os.listdir(tmp_path)) == ["a.mtx"]
+    assert torch.equal(torch_sla.load_mtx(good).to_dense(), A.to_dense())
+
+
+def test_failed_save_keeps_the_old_file(tmp_path):
+    """save_mtx removed its target on a failed write, a device node included (as root, on
+    /dev/full); now the old file and the device stay, and no partial file is left."""
+    row, col, val = random_sparse(30, seed=5)
+    A = SparseTensor(val, row, col, (30, 30))
+    link = tmp_path / "full.mtx"
+    os.symlink("/dev/full", link)
+    with pytest.raises(torch_sla.SlaIOError, match="No space left on device"):
+        torch_sla.save_mtx(A, link)
+    assert os.path.islink(link) and os.path.exists("/dev/full")
+    with pytest.raises(torch_sla.SlaIOError, match="Is a directory"):
+        torch_sla.save_mtx(A, tmp_path)
+    with pytest.raises(torch_sla.SlaIOError, match="Is a directory"):
+        torch_sla.load_mtx(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["full.mtx"]

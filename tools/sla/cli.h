@@ -38,6 +38,19 @@ void cli_matrix_free(cli_matrix *m);
  * already names it, e.g. a file path) and returns the matching exit code. */
 int cli_fail(const char *cmd, sla_status st, const char *what);
 
+/* A failed write of an output file (the library's status st, its message naming the file):
+ * exit 3 for every failure to create or write it (SLA_EIO, SLA_ENOMEM, ...), the usual code for
+ * a refusal of what is to be written (SLA_EUNSUPPORTED, SLA_EINVAL: exit 2). */
+int cli_fail_write(const char *cmd, sla_status st, const char *path);
+
+/* Before any work on an output file given as `opt` (e.g. "-o", or "OUT"): refuses an output that
+ * is one of the n input files (same device and inode: other spellings, hard and symbolic links;
+ * usage error, exit 2), and one that cannot be created or replaced (a directory, no permission,
+ * a missing or read-only directory: exit 3), without creating or changing anything. Returns 0
+ * or the exit code after printing the error. */
+int cli_check_output(const char *cmd, const char *opt, const char *out, const char *const *inputs,
+                     int n);
+
 /* An error that is not a library status (status names it, e.g. "usage", "io"); returns exit. */
 int cli_error(const char *cmd, int exit_code, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -17,17 +16,10 @@ static const char help[] =
     "\n"
     "  --float32   store safetensors values as F32 (default F64)\n"
     "OUT must not be IN (also not through another path or a link): refused with exit code 2.\n"
+    "OUT is replaced only once written completely (a failed write leaves it as it was); a\n"
+    "failed write exits 3.\n"
     "Complex matrices are not converted yet. Rutherford-Boeing cannot hold a matrix without\n"
     "stored entries (RBio refuses it): use .mtx or .safetensors for those.\n";
-
-/* 1 if a and b name the same existing file (same device and inode: other spellings of the
- * path, hard and symbolic links included) */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -49,11 +41,10 @@ int cmd_convert(int argc, char **argv)
         else return cli_usage_error("convert", "too many files ('%s')", argv[i]);
     }
     if (!in || !out) return cli_usage_error("convert", "need IN and OUT files");
-    if (!strcmp(in, out) || same_file(in, out))
-        return cli_usage_error("convert", "OUT '%s' is the input file '%s': converting a file onto "
-                               "itself would destroy it", out, in);
+    int rc = cli_check_output("convert", "OUT", out, &in, 1);
+    if (rc) return rc;
     cli_matrix m;
-    int rc = cli_load("convert", in, 1, &m);
+    rc = cli_load("convert", in, 1, &m);
     if (rc) return rc;
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
     sla_mm_field field = m.coo->field;
@@ -75,7 +66,7 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "unknown output format for '%s' (use .mtx, .mtx.gz, "
                                ".rb/.rua/.rsa, .safetensors)", out);
     }
-    if (st) rc = cli_fail("convert", st, out);
+    if (st) rc = cli_fail_write("convert", st, out);
     cli_matrix_free(&m);
     return rc;
 }

@@ -8,7 +8,7 @@ static const char help[] =
     "usage: sla info FILE [--json]\n"
     "\n"
     "Prints shape, nnz, field and symmetry from the header, structural and numerical symmetry,\n"
-    "the diagonal (present, signs), norms (1, inf, Frobenius, max), nnz per row, bandwidth, and\n"
+    "the diagonal (present, signs, NaN; inf counts by its sign), norms (1, inf, Frobenius, max), nnz per row, bandwidth, and\n"
     "for a real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
     "analysis and the factorization or preconditioner set-up).\n"
     "\n"
@@ -63,9 +63,10 @@ static void print_text(const cli_matrix *m, const info_facts *f)
            c->is_array ? " (array format)" : "");
     printf("symmetry:    structural %s, numerical %s\n", f->structural ? "yes" : "no",
            f->numerical ? "yes" : "no");
-    printf("diagonal:    %lld present, %lld missing; %lld positive, %lld negative, %lld zero\n",
-           (long long)f->diag.present, (long long)f->diag.missing, (long long)f->diag.positive,
-           (long long)f->diag.negative, (long long)f->diag.zero);
+    printf("diagonal:    %lld present, %lld missing; %lld positive, %lld negative, %lld zero, "
+           "%lld NaN\n", (long long)f->diag.present, (long long)f->diag.missing,
+           (long long)f->diag.positive, (long long)f->diag.negative, (long long)f->diag.zero,
+           (long long)f->diag.nan);
     printf("norms:       1-norm %.6g, inf-norm %.6g, Frobenius %.6g, max |a_ij| %.6g\n", f->norm1,
            f->norminf, f->normF, f->normmax);
     printf("rows:        nnz per row min %lld, max %lld, mean %.2f, std %.2f; %lld empty rows, "
@@ -97,6 +98,7 @@ static void print_json(const cli_matrix *m, const info_facts *f)
     cJSON_AddNumberToObject(d, "positive", (double)f->diag.positive);
     cJSON_AddNumberToObject(d, "negative", (double)f->diag.negative);
     cJSON_AddNumberToObject(d, "zero", (double)f->diag.zero);
+    cJSON_AddNumberToObject(d, "nan", (double)f->diag.nan);
     cJSON *n = cJSON_AddObjectToObject(o, "norms");
     cJSON_AddNumberToObject(n, "one", f->norm1);
     cJSON_AddNumberToObject(n, "inf", f->norminf);

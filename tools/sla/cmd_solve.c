@@ -1,7 +1,6 @@
 /* sla solve FILE: solve A x = b, report what was done and how well. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,8 +27,10 @@ static const char help[] =
     "  --atol A                absolute tolerance >= 0 (default 0)\n"
     "  --maxiter N             iteration limit, N >= 1 (default 10 max(m, n) + 100)\n"
     "  --restart N             GMRES restart length, N >= 1 (default 50)\n"
-    "  -o X.mtx                write the solution as a Matrix Market array file (opened before\n"
-    "                          the solve, so a bad path fails at once)\n"
+    "  -o X.mtx                write the solution as a Matrix Market array file (checked before\n"
+    "                          the solve, so a bad path fails at once; X must not be FILE or\n"
+    "                          the --rhs file; an existing X is replaced only once the solution\n"
+    "                          is written completely)\n"
     "  --monitor               print 'iteration residual' to stderr every --monitor-every (10)\n"
     "                          iterations; without it a one-line progress indicator is shown\n"
     "                          when stderr is a terminal\n"
@@ -38,7 +39,8 @@ static const char help[] =
     "                          residual, time_s, ...) instead of text; on an error the object is\n"
     "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
     "\n"
-    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure\n";
+    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure (a failed write\n"
+    "of -o included)\n";
 
 typedef struct {
     const char *file, *rhs, *out;
@@ -121,23 +123,22 @@ static int make_rhs(const char *spec, int64_t n, double *b)
     } else {
         memset(b, 0, sizeof(double) * (size_t)n);
         for (int64_t k = 0; k < c->nnz; k++) b[c->row[k]] += c->values[k];
+        /* checked here, so that the message names this file and not the matrix */
+        for (int64_t i = 0; i < n && !rc; i++)
+            if (!isfinite(b[i]))
+                rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
+                               "b[%lld] (row %lld) is %g: the right-hand side must be "
+                               "finite", spec, (long long)i, (long long)i + 1, b[i]);
     }
     sla_coo_free(&c);
     return rc;
 }
 
-/* x as a Matrix Market n × 1 array */
+/* x as a Matrix Market n × 1 array (a failed write is exit 3, like every output file) */
 static int write_vector(const char *path, const double *x, int64_t n)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_error("solve", EXIT_USAGE, "io", "-o %s: cannot create: %s", path, strerror(errno));
-    fprintf(f, "%%%%MatrixMarket matrix array real general\n%% solution written by sla solve\n%lld 1\n",
-            (long long)n);
-    for (int64_t i = 0; i < n; i++) fprintf(f, "%.17g\n", x[i]);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return cli_error("solve", EXIT_FAILURE_, "io", "-o %s: cannot write: %s", path, strerror(errno));
-    return EXIT_OK;
+    sla_status st = sla_mm_write_dense(path, n, 1, SLA_FLOAT64, x, " solution written by sla solve");
+    return st ? cli_fail_write("solve", st, path) : EXIT_OK;
 }
 
 static double norm2(const double *x, int64_t n)
@@ -186,16 +187,11 @@ int cmd_solve(int argc, char **argv)
     solve_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
+    /* a bad -o path fails before the work, and -o must not overwrite an input */
+    const char *inputs[] = {a.file, strcmp(a.rhs, "ones") && strcmp(a.rhs, "random") ? a.rhs : NULL};
+    if (a.out && (rc = cli_check_output("solve", "-o", a.out, inputs, 2))) return rc;
     cli_matrix m;
     if ((rc = cli_load("solve", a.file, 1, &m))) return rc;
-    /* a bad -o path fails before the solve: opened for appending, so nothing is truncated yet */
-    int out_existed = a.out && access(a.out, F_OK) == 0;
-    FILE *probe = a.out ? fopen(a.out, "a") : NULL;
-    if (a.out && !probe) {
-        cli_matrix_free(&m);
-        return cli_error("solve", EXIT_USAGE, "io", "-o %s: cannot create: %s", a.out, strerror(errno));
-    }
-    if (probe) fclose(probe);
     int64_t n = m.coo->nrows, nx = m.coo->ncols;   /* b and r have n entries, x has nx */
     double *b = malloc(sizeof(double) * (size_t)(n ? n : 1)), *x = calloc((size_t)(nx ? nx : 1), sizeof(double));
     double *r = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -235,8 +231,6 @@ int cmd_solve(int argc, char **argv)
             report(&a, &info, nb > 0 ? norm2(r, n) / nb : norm2(r, n), t1 - t0, t2 - t1);
         }
     }
-    if (a.out && !out_existed && rc && rc != EXIT_NOT_CONVERGED)
-        remove(a.out);          /* the solve failed: leave no empty file behind */
     sla_solver_free(&s);
     free(b); free(x); free(r);
     cli_matrix_free(&m);

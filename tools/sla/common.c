@@ -1,6 +1,7 @@
 /* Shared pieces of the sla tool: loading files, errors, timing, JSON output. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE             /* AT_EACCESS */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +9,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -73,6 +76,57 @@ int cli_fail(const char *cmd, sla_status st, const char *what)
     if (what && *what && !strstr(err, what)) snprintf(msg, sizeof msg, "%s: %s", what, err);
     else snprintf(msg, sizeof msg, "%s", err);
     return report_error(cmd, exit_code_of(st), sla_status_string(st), msg);
+}
+
+int cli_fail_write(const char *cmd, sla_status st, const char *path)
+{
+    int refused = st == SLA_EUNSUPPORTED || st == SLA_EINVAL || st == SLA_EDTYPE;
+    if (refused) return cli_fail(cmd, st, path);
+    const char *err = sla_last_error();
+    char msg[1300];
+    if (strstr(err, path)) snprintf(msg, sizeof msg, "%s", err);
+    else snprintf(msg, sizeof msg, "%s: %s", path, err);
+    return report_error(cmd, EXIT_FAILURE_, "io", msg);
+}
+
+/* 1 if a and b name the same existing file (same device and inode) */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* 0 if the library's writers (io_file.c) can create or replace path, else an errno value: an
+ * existing file must be writable, and a regular or new file's directory too (the data go to a
+ * temporary file there that is renamed over the target). */
+static int output_problem(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return EISDIR;
+        if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) return errno;
+        if (!S_ISREG(sb.st_mode)) return 0;            /* a device is written in place */
+    } else if (errno != ENOENT) {
+        return errno;
+    }
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+int cli_check_output(const char *cmd, const char *opt, const char *out, const char *const *inputs,
+                     int n)
+{
+    for (int k = 0; k < n; k++)
+        if (inputs[k] && (!strcmp(inputs[k], out) || same_file(inputs[k], out)))
+            return cli_usage_error(cmd, "%s '%s' is the input file '%s': writing it would destroy "
+                                   "the input", opt, out, inputs[k]);
+    int e = output_problem(out);
+    if (e) return cli_error(cmd, EXIT_FAILURE_, "io", "%s %s: cannot create: %s", opt, out, strerror(e));
+    return EXIT_OK;
 }
 
 int cli_error(const char *cmd, int exit_code, const char *status, const char *fmt, ...)
