@@ -100,7 +100,8 @@ typedef enum sla_nonlinear_reason {
     SLA_NONLINEAR_MAXITER,             /**< max_iter iterations */
     SLA_NONLINEAR_LINE_SEARCH,         /**< no step length met the Armijo condition in
                                         *   max_backtracks halvings (u is the last iterate) */
-    SLA_NONLINEAR_DIVERGED,            /**< ‖F(u)‖ > dtol·‖F(u0)‖ */
+    SLA_NONLINEAR_DIVERGED,            /**< ‖F(u)‖ > dtol·‖F(u0)‖, or ‖F‖ grew at every step of a
+                                        *   stagnation window, to over twice its value */
     SLA_NONLINEAR_NONFINITE,           /**< F or a step became NaN/Inf (u: the last finite one) */
     SLA_NONLINEAR_STAGNATION,          /**< step below stol, or no progress in the window */
     SLA_NONLINEAR_LINEAR_SOLVER,       /**< a linear solve failed (see info.linear, the status) */

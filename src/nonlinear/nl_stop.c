@@ -62,6 +62,16 @@ static int stagnated(const sla_nonlinear *nl)
     return !(since < NL_STAGNATION_FACTOR * before);
 }
 
+/* ‖F‖ grew at every step of the last window, to more than twice its value at its start: a
+ * diverging iteration rather than a stagnating one */
+static int growing(const sla_nonlinear *nl)
+{
+    int64_t k = nl->info->iterations, win = nl->opt.stagnation_window;
+    for (int64_t j = k - win + 1; j <= k; j++)
+        if (!(nl->history[j] > nl->history[j - 1])) return 0;
+    return nl->history[k] > 2 * nl->history[k - win];
+}
+
 int nl_after_step(sla_nonlinear *nl, double step)
 {
     sla_nonlinear_info *info = nl->info;
@@ -77,7 +87,7 @@ int nl_after_step(sla_nonlinear *nl, double step)
         r = SLA_NONLINEAR_DIVERGED;
     else if (nl->opt.stol > 0 && step <= nl->opt.stol * nl_norm2(nl->u, nl->n))
         r = SLA_NONLINEAR_STAGNATION;
-    else if (stagnated(nl)) r = SLA_NONLINEAR_STAGNATION;
+    else if (stagnated(nl)) r = growing(nl) ? SLA_NONLINEAR_DIVERGED : SLA_NONLINEAR_STAGNATION;
     else if (k >= nl->opt.max_iter) r = SLA_NONLINEAR_MAXITER;
     if (r == REASON_UNSET) return 0;
     info->reason = r;

@@ -147,7 +147,7 @@ static sla_nonlinear_problem bratu_problem(bratu *b)
 
 /* The 1D closed form u(x) = −2 ln(cosh((x − ½)θ/2) / cosh(θ/4)), θ = √(2λ) cosh(θ/4) (lower
  * branch, by fixed-point iteration from θ = 0, which converges there for λ < λ*). */
-static double bratu1d_exact(double lambda, double x)
+static inline double bratu1d_exact(double lambda, double x)
 {
     double t = 0;
     for (int i = 0; i < 200; i++) t = sqrt(2 * lambda) * cosh(t / 4);
