@@ -10,9 +10,12 @@ Products, by mode:
              (e.g. a custom autograd.Function without jvp). The compressed Jacobian then colours
              the rows (columns of Jᵀ) instead and needs first-order VJPs only.
 
-Pattern probing (no pattern given): NaN propagation. A product with a tangent that is NaN on a
-set S of columns is NaN exactly on the rows that depend on a column of S (0·NaN = NaN keeps
-structural zeros that are numerically zero; entries never touched stay 0). Columns are split
+Pattern probing (no pattern given): NaN propagation. F(u0 + t) with t NaN on a set S of
+columns is NaN exactly on the rows that depend on a column of S (0·NaN = NaN keeps structural
+zeros that are numerically zero; entries never touched stay finite): one residual evaluation
+per probe. Where F refuses NaN input (raises, or an operation checks finiteness), the probes
+are products instead: a tangent (forward mode) or cotangent (reverse mode, the rows of Jᵀ)
+that is NaN on S. Columns are split
 by halves, level after level; at each level the blocks are coloured so that blocks sharing a
 row differ, and two products per colour (left halves, right halves) tell every row which halves
 it touches: about 2·colours·log₂(n) products once, O(nnz) memory. Where F's structure depends
@@ -136,13 +139,32 @@ def _no_forward_rule(e):
 # ------------------------------------------------------------------------------------------------
 # Pattern probing
 # ------------------------------------------------------------------------------------------------
-def _nan_rows(products, u, cols_mask):
-    """Rows of J that depend on a column in cols_mask (forward) — or, in reverse mode, columns
-    that a row in cols_mask touches (the same relation for Jᵀ)."""
+def _nan_rows(products, u, cols_mask, primal):
+    """Rows of J that depend on a column in cols_mask (forward or primal) — or, in reverse mode,
+    columns that a row in cols_mask touches (the same relation for Jᵀ)."""
+    if not bool(cols_mask.any()):
+        return torch.zeros(products.n, dtype=torch.bool)
     t = torch.zeros(products.n, dtype=products.dtype)
     t[cols_mask] = float("nan")
-    y = products.jvp(u, t) if products.forward else products.vjp(u, t)
+    if primal:
+        with torch.no_grad():
+            y = products._out(products.fn((u + t).reshape(products.shape)), "NaN probe")
+    else:
+        y = products.jvp(u, t) if products.forward else products.vjp(u, t)
     return torch.isnan(y)
+
+
+def _primal_probes_work(products, u0):
+    """True if NaN probes can be residual evaluations: F(u0) is finite (else every probe would
+    be NaN everywhere) and F accepts NaN input."""
+    try:
+        with torch.no_grad():
+            f0 = products.fn(u0.reshape(products.shape))
+            y = products.fn((u0 + float("nan")).reshape(products.shape))
+        ok = all(isinstance(t, torch.Tensor) and t.numel() == products.n for t in (f0, y))
+        return ok and bool(torch.isfinite(f0).all())
+    except Exception:                                     # noqa: BLE001 — F refuses NaN
+        return False
 
 
 def probe_pattern(products, u0):
@@ -154,11 +176,13 @@ def probe_pattern(products, u0):
         e = torch.empty(0, dtype=torch.int64)
         return e, e
     idx = torch.arange(n)
-    products.settle(u0)
-    forward = products.forward
+    primal = _primal_probes_work(products, u0)
+    if not primal:
+        products.settle(u0)
+    forward = primal or products.forward
     shift = max(0, (n - 1).bit_length())
     # the relation (a, block) between the outputs a (rows in forward mode) and blocks of inputs
-    touched = _nan_rows(products, u0, torch.ones(n, dtype=torch.bool))
+    touched = _nan_rows(products, u0, torch.ones(n, dtype=torch.bool), primal)
     a = idx[touched]
     blk = torch.zeros(a.numel(), dtype=torch.int64)
     while shift > 0:
@@ -167,16 +191,16 @@ def probe_pattern(products, u0):
             break
         p = Pattern.from_coo(n, nblocks, a.contiguous(), blk.contiguous())
         color, nc = color_columns(p)
-        col_block = idx >> shift
-        half = (idx >> (shift - 1)) & 1
+        color_of_col = color[idx >> shift]
+        half = ((idx >> (shift - 1)) & 1).bool()
+        pair_color = color[blk]
         new_a, new_b = [], []
         for c in range(nc):
-            in_c = color[col_block] == c
-            sel = color[blk] == c                   # the pairs whose block has colour c
+            in_c = color_of_col == c
+            sel = pair_color == c                   # the pairs whose block has colour c
             pa, pb = a[sel], blk[sel]
-            for h in (0, 1):
-                hit = _nan_rows(products, u0, in_c & (half == h))
-                keep = hit[pa]
+            for h, cols in ((0, in_c & ~half), (1, in_c & half)):
+                keep = _nan_rows(products, u0, cols, primal)[pa]
                 new_a.append(pa[keep])
                 new_b.append(2 * pb[keep] + h)
         a, blk = torch.cat(new_a), torch.cat(new_b)
