@@ -26,6 +26,7 @@ typedef struct nk_ctx {
     sla_nonlinear *nl;
     const char *func;
     int use_fd;
+    const void *matrix;          /* values of J on the pattern: products by SpMV, or NULL */
     sla_status err;
     char msg[1024];
 } nk_ctx;
@@ -63,6 +64,10 @@ static int nk_apply(void *ctx, sla_op op, int64_t b, const void *x, void *y)
     (void)b;
     nk_ctx *c = ctx;
     sla_nonlinear *nl = c->nl;
+    if (c->matrix) {
+        sla_matrix J = sla_matrix_view(nl->pattern, nl->P.dtype, 1, c->matrix);
+        return remember(c, sla_error_attribute(sla_spmv(op, 1, &J, x, 0, 1, 0, y), c->func));
+    }
     if (c->use_fd) {
         if (op != SLA_OP_N)
             return remember(c, SLA_FAIL_AS(c->func, SLA_EINVAL, "finite-difference products "
@@ -89,10 +94,10 @@ static int lin_precond(void *ctx, sla_op op, int64_t b, const void *r, void *z)
 }
 
 sla_status nl_krylov_solve(sla_nonlinear *nl, const char *func, sla_op op, double rtol,
-                           double atol, int64_t maxiter, int use_fd, const double *b, double *x,
-                           sla_solve_info *li)
+                           double atol, int64_t maxiter, int use_fd, const void *matrix,
+                           const double *b, double *x, sla_solve_info *li)
 {
-    nk_ctx c = {.nl = nl, .func = func, .use_fd = use_fd};
+    nk_ctx c = {.nl = nl, .func = func, .use_fd = use_fd, .matrix = matrix};
     sla_solver_options o = nl->opt.linear;
     if (o.method == SLA_METHOD_AUTO) o.method = SLA_METHOD_GMRES;
     o.rtol = rtol;
@@ -202,7 +207,7 @@ sla_status nl_newton_krylov(sla_nonlinear *nl)
         for (int64_t i = 0; i < nl->n; i++) nl->w[i] = -nl->F[i];
         sla_solve_info li;
         st = nl_krylov_solve(nl, NL_SOLVE, SLA_OP_N, eta, nl->opt.linear.atol, 0,
-                             !nl->P.jacobian_apply, nl->w, nl->d, &li);
+                             !nl->P.jacobian_apply, NULL, nl->w, nl->d, &li);
         nl_count_linear(nl, &li);
         if (st == SLA_ECALLBACK) {
             nl->info->reason = SLA_NONLINEAR_CALLBACK;

@@ -56,8 +56,9 @@ struct sla_nonlinear {
     double *dX, *dG, *f_prev, *g_prev, *lsq, *gamma;
 
     /* adjoint bookkeeping: solves counts sla_nonlinear_solve calls; adj_solve is the solve whose
-     * u* adj's solver holds, jstar_solve the one whose J(u*) sits in lin's other buffer */
-    int64_t solves, adj_solve, jstar_solve;
+     * u* adj's solver holds, jstar_solve the one whose J(u*) sits in lin's other buffer,
+     * jkrylov_solve the one whose J(u*) sits in adj.vals[0] for the Krylov adjoint */
+    int64_t solves, adj_solve, jstar_solve, jkrylov_solve;
 
     /* results */
     double *history;             /* [max_iter + 1] */
@@ -141,10 +142,12 @@ sla_status nl_take_step(sla_nonlinear *nl, double *step);
 /* newton_krylov's preconditioner on the linearization at u (create or update); the adjoint
  * reuses it */
 sla_status nl_nk_precond_update(sla_nonlinear *nl, const double *u);
-/* the operator solver of newton_krylov / the matrix-free adjoint: Krylov on J(tu) with the
- * preconditioner pc (or A's factors, or none), rtol, op as solved */
+/* the operator solver of newton_krylov and of the Krylov adjoint: op(J) x = b by a Krylov
+ * method with the preconditioner pc (or Picard's factors of A, or none), J·v from matrix
+ * (values on the pattern, by SpMV) if not NULL, else from finite differences (use_fd) or
+ * jacobian_apply at tu */
 sla_status nl_krylov_solve(sla_nonlinear *nl, const char *func, sla_op op, double rtol,
-                           double atol, int64_t maxiter, int use_fd, const double *b, double *x,
-                           sla_solve_info *li);
+                           double atol, int64_t maxiter, int use_fd, const void *matrix,
+                           const double *b, double *x, sla_solve_info *li);
 
 #endif

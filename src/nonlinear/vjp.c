@@ -149,16 +149,27 @@ static sla_status refine_loop(sla_nonlinear *nl, nl_linear *L, int jstar, int at
     return SLA_OK;
 }
 
-static sla_status matrix_free(sla_nonlinear *nl, const double *gs, double tol, double *lam,
-                              double *rn_out, sla_solve_info *info)
+/* A Krylov solve with Jᵀ, preconditioned by newton_krylov's preconditioner (op = T) or
+ * Picard's factors: J(u*) by SpMV when problem.jacobian gives it, else jacobian_apply */
+static sla_status krylov(sla_nonlinear *nl, const double *gs, double tol, double *lam,
+                         double *rn_out, sla_solve_info *info)
 {
     nl_put(nl->P.dtype, nl->u, nl->tu, nl->n);
+    const void *J = NULL;
+    if (nl->P.jacobian) {
+        SLA_TRY(nl_linear_alloc(nl, &nl->adj) < 0 ? sla_error_attribute(SLA_ENOMEM, NL_VJP) : 0);
+        if (nl->jkrylov_solve != nl->solves)
+            SLA_TRY(nl_matrix(nl, NL_VJP, nl->P.jacobian, "jacobian", nl->u, nl->adj.vals[0]));
+        nl->jkrylov_solve = nl->solves;
+        J = nl->adj.vals[0];
+    }
     int64_t maxit = nl->opt.adjoint_max_iter > 0 ? nl->opt.adjoint_max_iter : 10 * nl->n + 100;
     /* tol = max(rtol·‖g‖, atol) already: the Krylov rule with rtol 0 and atol tol */
-    sla_status st = nl_krylov_solve(nl, NL_VJP, SLA_OP_T, 0, tol, maxit, 0, gs, lam, info);
+    sla_status st = nl_krylov_solve(nl, NL_VJP, SLA_OP_T, 0, tol, maxit, 0, J, gs, lam, info);
     if (st < 0) return st;
     *rn_out = info->residual_norm;
-    char d[SLA_DESCRIPTION_LEN] = "adjoint: matrix-free ";
+    char d[SLA_DESCRIPTION_LEN] = "adjoint: ";
+    sla_text_append(d, sizeof d, "", J ? "J(u*) by SpMV, " : "matrix-free, ");
     sla_text_append(d, sizeof d, "", info->description);
     memcpy(info->description, d, sizeof d);
     return SLA_OK;
@@ -185,8 +196,11 @@ static sla_status vjp_checked(sla_nonlinear *nl, const void *g, void *lambda,
         double rtol = nl->opt.adjoint_rtol;
         if (nl->P.dtype == SLA_FLOAT32 && !nl->P.jacobian) rtol = fmax(rtol, 64 * FLT_EPSILON);
         double tol = fmax(rtol * gn, ldexp(nl->opt.adjoint_atol, -e));
-        sla_status st = nl->P.jacobian ? refine(nl, gs, tol, lam, &rn, info)
-                                       : matrix_free(nl, gs, tol, lam, &rn, info);
+        /* newton: refinement on its solver; newton_krylov: Krylov with its preconditioner;
+         * otherwise a solver on J(u*) if there is a pattern, else matrix-free Krylov */
+        int use_refine = nl->lin_is_jacobian || (nl->P.jacobian && !nl->pc);
+        sla_status st = use_refine ? refine(nl, gs, tol, lam, &rn, info)
+                                   : krylov(nl, gs, tol, lam, &rn, info);
         if (st < 0) return st;
         for (int64_t i = 0; i < n; i++) lam[i] = ldexp(lam[i], e);
     }
