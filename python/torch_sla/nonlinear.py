@@ -340,7 +340,8 @@ def _info(info, method, colors, nnz):
 
 
 def jacobian_sparsity(residual_fn, u0, *params, jacobian_mode="auto"):
-    """(row, col) int64 of the structural sparsity pattern of ∂F/∂u at u0, detected by NaN
+    """(row, col) int64 of the structural sparsity pattern of ∂F/∂u at u0 (entries in no
+    particular order), detected by NaN
     probing (about 2·colours·log₂(n) Jacobian products; see torch_sla._coloring). Pass it as
     ``jacobian_pattern=`` to skip detection; nonlinear_solve caches it per residual_fn."""
     params_d = tuple(p.detach() if isinstance(p, torch.Tensor) else p for p in params)
