@@ -25,7 +25,8 @@
  * one linear solve whatever the number of iterations the forward took; memory O(n + nnz).
  * docs/nonlinear.md derives it and lists the sources.
  *
- * Callbacks return 0 on success; anything else stops the call with SLA_ECALLBACK and a message
+ * Every function here is local to the calling process (not collective). Callbacks return 0 on
+ * success; anything else stops the call with SLA_ECALLBACK and a message
  * naming the callback, its return value and where it was called (iteration, line-search
  * trial), followed by sla_last_error() if the callback left a message there (e.g. from an sla
  * call that failed inside it). Callbacks are only ever called from the calling thread, one at
@@ -226,8 +227,9 @@ SLA_API sla_status sla_nonlinear_solve(sla_nonlinear *nl, const void *u0, void *
 SLA_API sla_status sla_nonlinear_vjp(sla_nonlinear *nl, const void *g, void *lambda,
                                      sla_solve_info *info);
 
-/** The last iterate of the last solve ([n], borrowed; NULL before the first solve): after an
- *  error (e.g. a callback that failed at iteration 7) it is still there. */
+/** The last iterate of the last solve ([n] of the dtype, NULL before the first solve): after an
+ *  error (e.g. a callback that failed at iteration 7) it is still there. The array belongs to
+ *  nl and is valid until the next call on nl. */
 SLA_API const void *sla_nonlinear_solution(const sla_nonlinear *nl);
 
 /** Frees nl and sets *nl to NULL (NULL allowed). */
