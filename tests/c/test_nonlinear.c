@@ -39,11 +39,13 @@ static void closed_form_every_method(void **state)
     for (int m = 0; m < SLA_NONLINEAR_METHOD_COUNT; m++) {
         sla_nonlinear_options o = options((sla_nonlinear_method)m, 1e-12);
         sla_nonlinear_info info;
-        TU_OK(solve(&b, &o, u, &info, NULL));
+        sla_nonlinear *nl;
+        TU_OK(solve(&b, &o, u, &info, &nl));          /* info.history is borrowed from nl */
         assert_true(info.converged);
         assert_int_equal(info.reason, SLA_NONLINEAR_CONVERGED);
         assert_true(info.residual_norm <= 1e-12 * info.initial_residual_norm);
         assert_true(info.history[info.iterations] == info.residual_norm);
+        sla_nonlinear_free(&nl);
         double err = 0;
         for (int64_t i = 0; i < b.n; i++)
             err = fmax(err, fabs(u[i] - bratu1d_exact(1.0, (double)(i + 1) * b.h)));
