@@ -211,10 +211,12 @@ SLA_API sla_status sla_nonlinear_solve(sla_nonlinear *nl, const void *u0, void *
  *  refinement with the solver object of the last Newton step (op = T on its factors or
  *  preconditioner, whose Jacobian was taken at the previous iterate, not at u*); residuals
  *  g − J(u*)ᵀλ by SpMV; if the refinement contracts by less than 1/2 a step, the solver is
- *  refactored at J(u*) (symbolic analysis kept). Methods without a Newton solver (picard,
- *  anderson) create one on J(u*) with options.linear. With jacobian_apply only: a Krylov
- *  solve on Jᵀ (options.linear.method, auto: gmres) preconditioned by the Newton–Krylov
- *  preconditioner (op = T) or Picard's factors of A(u*) (op = T) when there are some.
+ *  refactored at J(u*) (symbolic analysis kept). newton_krylov with a preconditioner: a Krylov
+ *  solve on J(u*)ᵀ (by SpMV with J(u*) when jacobian is given, else jacobian_apply op = T)
+ *  preconditioned by its last preconditioner, op = T. picard and anderson (and newton_krylov
+ *  without a preconditioner) with jacobian: a solver on J(u*) (options.linear), then the same
+ *  refinement. With jacobian_apply only: a Krylov solve on Jᵀ (options.linear.method, auto:
+ *  gmres) preconditioned by Picard's factors of A (op = T) when there are some.
  *  g is scaled by a power of two near 1/‖g‖∞ first (exact), so that tiny cotangents do not
  *  underflow; g = 0 gives λ = 0 (and calls param_vjp with w = 0).
  *  @param[out] lambda  [n] (NULL to skip), written only on success or SLA_NOT_CONVERGED.
