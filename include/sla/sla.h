@@ -52,5 +52,7 @@
 #include "sla/io.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
+#include "sla/precond.h"
+#include "sla/nonlinear.h"
 
 #endif

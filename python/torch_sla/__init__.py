@@ -20,6 +20,7 @@ from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
                      SlaError, SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo,
                      UnsupportedError)
 from .io import load_mtx, save_mtx
+from .nonlinear import NonlinearInfo, jacobian_sparsity, nonlinear_solve
 from .sparse_tensor import SparseTensor, spsolve
 from .sparse_tensor_list import SparseTensorList
 
@@ -33,4 +34,5 @@ __all__ = [
     "SlaValueError", "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError",
     "BreakdownError", "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",
     "clear_solver_cache", "set_solver_cache_size", "solver_cache_info", "library_path",
+    "nonlinear_solve", "NonlinearInfo", "jacobian_sparsity",
 ]

@@ -602,6 +602,13 @@ class SparseTensor:
     # ------------------------------------------------------------------------------------------
     # Eigenvalues
     # ------------------------------------------------------------------------------------------
+    def nonlinear_solve(self, residual_fn, u0, *params, **kwargs):
+        """Solves residual_fn(u, self, *params) = 0 (torch-sla's SparseTensor.nonlinear_solve):
+        this matrix is passed to residual_fn and its values get gradients; see
+        torch_sla.nonlinear_solve (jac_fn: torch-sla's name for jacobian_fn(u, A, *params))."""
+        from .nonlinear import _sparse_tensor_nonlinear_solve
+        return _sparse_tensor_nonlinear_solve(self, residual_fn, u0, *params, **kwargs)
+
     def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, *, M=None, tol=None,
               maxiter=None, method="auto", return_info=False, strict=False):
         """k eigenpairs of each symmetric matrix (libsla's sla_eigsh): which = 'LM' (largest

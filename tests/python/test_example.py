@@ -22,3 +22,17 @@ def test_inverse_coefficient_small(tmp_path, capsys):
     assert png.exists() and png.stat().st_size > 10000
     out = capsys.readouterr().out
     assert "kappa relative L2 error" in out and "ms/step" in out
+
+
+def test_nonlinear_inverse_small(tmp_path, capsys):
+    import nonlinear_inverse
+    png = tmp_path / "nli.png"
+    r = nonlinear_inverse.main(["--size", "12", "--steps", "60", "--out", str(png),
+                                "--print-every", "30"])
+    losses = r["losses"]
+    assert len(losses) == 60
+    assert losses[-1] < 0.02 * losses[0]                    # it learns
+    assert r["u_error"] < 0.01 and r["kappa_error"] < 0.2
+    assert png.exists() and png.stat().st_size > 10000
+    out = capsys.readouterr().out
+    assert "kappa relative L2 error" in out and "ms/step" in out
