@@ -199,6 +199,43 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
 sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
                       eig_result *R);
 
+/* Eigenvalues closer than this (× the scale of vjp.c: ‖A‖₁, with M max|λ| of the block) count as
+ * one repeated eigenvalue in the VJPs, inside the block (vjp.c) and with an eigenvalue outside it
+ * (vjp_tie.c); the same relative bound says when a loss does not depend on a pair. float32
+ * eigenpairs carry rounding errors of ~1e-7 relative (a tie then shows residuals of 5e-7·‖A‖₁),
+ * hence the larger float32 bound. docs/eigsh.md, "Repeated eigenvalues", has the measurements. */
+#define SLA_EIG_DEGENERATE 1e-8
+#define SLA_EIG_DEGENERATE_F32 1e-5
+
+/* x ← x − Vl (Vrᵀ x), twice (k ≥ 1 columns; c: workspace [k]); Vl, Vr row-major n × k. */
+void eig_project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, double *x,
+                     double *c);
+
+/* The inputs of the eigenvector VJP, shared by vjp.c and vjp_tie.c. */
+typedef struct eig_vjp_block {
+    const eig_problem *P;
+    const char *api;            /* the public function, for messages */
+    int64_t k;
+    const double *lam;          /* [batch][k] */
+    const double *V, *MV, *G;   /* [batch][n][k] row-major: eigenvectors, M·V (NULL without M),
+                                 * eigenvector cotangents */
+    const double *gnorm;        /* [batch][k] ‖g_i‖₂ */
+    const double *scale;        /* [batch] the scale of the tie bound */
+    double tie;                 /* SLA_EIG_DEGENERATE, or _F32 for float32 eigenpairs */
+} eig_vjp_block;
+
+/* Partners of λ_i outside the block (vjp_tie.c): eigenvalues μ of A (of the pencil (A, M)) not
+ * among the k computed with |μ − λ_i| ≤ tie·scale, found by inverse iteration
+ * in the complement of the block on s, the factorization of A − λ_i I (A − λ_i M) of the whole
+ * batch. For the elements b with on[b]: SLA_EINVAL if the cotangent g_i has a component along
+ * a partner; else the partners' components are removed from y_b ([batch][n], the out-of-block
+ * solution, Q-projected). ws: opaque workspace, NULL on the first call, freed with
+ * eig_vjp_partners_free. */
+typedef struct eig_tie_ws eig_tie_ws;
+sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, const int *on,
+                            double *y, eig_tie_ws **ws);
+void eig_vjp_partners_free(eig_tie_ws **ws);
+
 /* The VJP of (Λ, V) (float64 accumulators dval [batch][nnz] and, with M, dmval [batch][nnz(M)],
  * added to): eigenvalue and eigenvector terms, standard or generalized (P->has_M). */
 sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
