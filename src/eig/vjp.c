@@ -7,7 +7,8 @@
  * block is explicit, Σ_{j≠i} v_j (v_jᵀg_i)/(λ_j − λ_i); the part outside is Q (A − λ_i I)⁻¹ Q g_i
  * (Q = I − V Vᵀ), from a direct factorization of A − λ_i I: λ_i is an eigenvalue to working
  * accuracy, so the solve's error lies along the near-null vectors (the mechanism of inverse
- * iteration), which are inside the block and removed by Q. One symbolic analysis serves every
+ * iteration), which are inside the block and removed by Q (an eigenvalue outside the block tied
+ * with λ_i is found, refused or removed in vjp_tie.c). One symbolic analysis serves every
  * i: the solver object is refactored with the values of A − λ_i I (batched: all elements at
  * once). Everything runs in float64.
  * Generalized problem A v = λ M v (M-normalized v): dv_i = Σ_{j≠i} v_j v_jᵀ(dλ_i M − dA + λ_i dM)v_i
