@@ -107,10 +107,20 @@ typedef struct sla_eigsh_options {
     int64_t nv0;                 /**< columns of v0, ≥ 1; columns beyond those the method
                                   *   uses (see v0) are ignored, dependent ones are replaced
                                   *   by random directions */
-    int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
-                                  *   block (default 2, see docs/eigsh.md); ≤ 0: default */
-    int64_t ncv;                 /**< Lanczos/ARPACK basis size (default max(2k + 2, 20) rounded
-                                  *   to the block); ≤ 0: default */
+    int64_t block_size;          /**< ≤ 0: the default. LOBPCG block: default max(2k, k + 4),
+                                  *   lowered to ⌊n/3⌋ (not below k) for small n; a value given
+                                  *   must satisfy k ≤ block_size ≤ n/3. Lanczos block: default
+                                  *   2 (docs/eigsh.md); a value given must leave
+                                  *   k + block_size ≤ ncv ≤ n − block_size. Not read by ARPACK
+                                  *   (one vector) nor by the dense path. */
+    int64_t ncv;                 /**< ≤ 0: the default. Lanczos/ARPACK basis size: default
+                                  *   max(2k + 2, 20), raised to k + block and lowered to
+                                  *   n − block (block 2 for ARPACK's default) for small n; a
+                                  *   value given must satisfy k + block ≤ ncv ≤ n − block
+                                  *   (Lanczos) or k < ncv ≤ n (ARPACK). Not read by LOBPCG nor
+                                  *   by the dense path. A value given that the method run
+                                  *   (also the one method auto picks) cannot use is SLA_EINVAL
+                                  *   naming the field; sizes given are never changed. */
     /** LOBPCG preconditioner T ≈ A⁻¹ (SA; for LA it is applied to −A's residuals as given).
      *  Either a solver object, applied with sla_solver_solve (any method; warnings such as
      *  SLA_NOT_CONVERGED of a deliberately loose iterative solve are ignored; batch 1 or the
@@ -179,7 +189,8 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *  not reentrant, runs the batch elements one after the other (serialized across threads).
  *  @return SLA_OK; SLA_NOT_CONVERGED (warning: outputs hold the best approximations, the info
  *          and options.residuals say how far each pair is); SLA_EINVAL (NULL, k out of
- *          [1, n], which/method/option invalid, which ≠ LM with sigma, method not able to
+ *          [1, n], which/method/option invalid, options.block_size or options.ncv out of the
+ *          range above for the method run, which ≠ LM with sigma, method not able to
  *          compute the requested eigenvalues); SLA_ESHAPE (not square); SLA_EDTYPE;
  *          SLA_ENONFINITE; SLA_EINVAL naming the first entry that breaks symmetry;
  *          SLA_EINVAL naming both arrays when an output (eigenvalues, eigenvectors,

@@ -137,6 +137,18 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const do
 /* Y (n × m) = Mb·X (n × m), column-major; Mb NULL: copy. */
 sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y);
 
+/* Block and basis sizes of the iterative methods (sizes.c, rules in eig.h): m the LOBPCG block,
+ * p the Lanczos block, ncv the Lanczos/ARPACK basis. */
+typedef struct eig_sizes { int64_t m, p, ncv; } eig_sizes;
+/* The defaults, fitted to n. */
+void eig_default_sizes(int64_t n, int64_t k, eig_sizes *s);
+/* 1 if method m can run with s (LOBPCG: k ≤ m, 3m ≤ n; Lanczos: k + p ≤ ncv ≤ n − p). */
+int eig_sizes_fit(int64_t n, int64_t k, const eig_sizes *s, sla_eigsh_method m);
+/* The sizes method m runs with: options.block_size / options.ncv as given (> 0), else the
+ * defaults; a value given that m cannot use is SLA_EINVAL naming the field. */
+sla_status eig_sizes_for(const sla_eigsh_options *o, int64_t n, int64_t k, sla_eigsh_method m,
+                         eig_sizes *s);
+
 /* What a driver returns for every batch element. */
 typedef struct eig_result {
     int64_t k;
