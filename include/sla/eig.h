@@ -225,7 +225,7 @@ SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_opt
  *  1e-5); the pair then contributes nothing (the gradient is exact for symmetric
  *  perturbations). With an eigenvalue outside the block (a multiplet split by k): vᵀg_i = 0 for
  *  its eigenvector v (same tolerance), found by inverse iteration on the factorization of
- *  A − λ_i I (one more solve and two SpMVs per eigenvalue with a cotangent; a unit vector z
+ *  A − λ_i I (a second right-hand side in its solve and two SpMVs; a unit vector z
  *  outside the block with ‖A z − λ_i z‖ ≤ 1e-8·‖A‖₁ is a partner; up to 8 per eigenvalue).
  *  Otherwise SLA_EINVAL "eigenvector gradient undefined for the repeated eigenvalue ..."
  *  naming λ_i (and λ_j, or "whose partner is not among the k computed") and the batch element.

@@ -237,15 +237,19 @@ typedef struct eig_vjp_block {
 } eig_vjp_block;
 
 /* Partners of λ_i outside the block (vjp_tie.c): eigenvalues μ of A (of the pencil (A, M)) not
- * among the k computed with |μ − λ_i| ≤ tie·scale, found by inverse iteration
- * in the complement of the block on s, the factorization of A − λ_i I (A − λ_i M) of the whole
- * batch. For the elements b with on[b]: SLA_EINVAL if the cotangent g_i has a component along
- * a partner; else the partners' components are removed from y_b ([batch][n], the out-of-block
- * solution, Q-projected). ws: opaque workspace, NULL on the first call, freed with
- * eig_vjp_partners_free. */
+ * among the k computed with |μ − λ_i| ≤ tie·scale, found by inverse iteration in the
+ * complement of the block on s, the factorization of A − λ_i I (A − λ_i M) of the whole batch.
+ * eig_vjp_probe_start gives in *r ([batch][n], workspace-owned; NULL when k = n) the first
+ * probe's right-hand sides for the elements with on[b], to be solved together with the
+ * cotangents; eig_vjp_partners takes their solutions z0 ([batch][n]) and, for those elements:
+ * SLA_EINVAL if the cotangent g_i has a component along a partner; else removes the partners'
+ * components from y_b ([batch][n], the out-of-block solution, Q-projected). ws: opaque
+ * workspace, NULL before the first call, freed with eig_vjp_partners_free. */
 typedef struct eig_tie_ws eig_tie_ws;
+sla_status eig_vjp_probe_start(const eig_vjp_block *B, int64_t i, const int *on, eig_tie_ws **ws,
+                               const double **r);
 sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, const int *on,
-                            double *y, eig_tie_ws **ws);
+                            const double *z0, double *y, eig_tie_ws *ws);
 void eig_vjp_partners_free(eig_tie_ws **ws);
 
 /* The VJP of (Λ, V) (float64 accumulators dval [batch][nnz] and, with M, dmval [batch][nnz(M)],

@@ -83,8 +83,9 @@ void eig_project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, d
     }
 }
 
-/* The out-of-block parts: for each i, one refactorization and one batched solve, then the
- * partners of λ_i outside the block (vjp_tie.c). B->MV = M·V with M (Q (A − λ_i M)⁻¹ Qᵀ g_i). */
+/* The out-of-block parts: for each i, one refactorization and one batched solve with two
+ * right-hand sides, the cotangent and the first probe for partners of λ_i outside the block
+ * (vjp_tie.c). B->MV = M·V with M (Q (A − λ_i M)⁻¹ Qᵀ g_i). */
 static sla_status out_of_block(const eig_vjp_block *B, double *W)
 {
     const eig_problem *P = B->P;
@@ -95,17 +96,18 @@ static sla_status out_of_block(const eig_vjp_block *B, double *W)
     sla_solver *s = NULL;
     eig_tie_ws *ws = NULL;
     double *shift = sla_malloc((size_t)batch, sizeof(double), "shifts");
-    double *rhs = sla_malloc((size_t)(batch * n), sizeof(double), "right-hand sides");
-    double *y = sla_malloc((size_t)(batch * n), sizeof(double), "solutions");
+    double *rhs = sla_malloc((size_t)(2 * batch * n), sizeof(double), "right-hand sides");
+    double *y = sla_malloc((size_t)(2 * batch * n), sizeof(double), "solutions");
+    double *yz = sla_malloc((size_t)(2 * batch * n), sizeof(double), "solutions");
     double *c = sla_malloc((size_t)k, sizeof(double), "projections");
     double *scale = sla_malloc((size_t)batch, sizeof(double), "scales");
     double *used = sla_malloc((size_t)batch, sizeof(double), "shifts");
     int *on = sla_malloc((size_t)batch, sizeof(int), "active elements");
-    sla_status st = (shift && rhs && y && c && scale && used && on) ? SLA_OK : SLA_ENOMEM;
+    sla_status st = (shift && rhs && y && yz && c && scale && used && on) ? SLA_OK : SLA_ENOMEM;
     for (int64_t i = 0; i < k && st == SLA_OK; i++) {
         int any = 0;
         for (int64_t b = 0; b < batch; b++) {
-            double *r = rhs + b * n;
+            double *r = y + b * n;                      /* y holds the cotangents for now */
             const double *Vb = V + b * n * k, *Gb = B->G + b * n * k;
             const double *MVb = MV ? MV + b * n * k : Vb;
             for (int64_t q = 0; q < n; q++) r[q] = Gb[q * k + i];
@@ -120,18 +122,31 @@ static sla_status out_of_block(const eig_vjp_block *B, double *W)
             shift[b] = B->lam[b * k + i];
         }
         if (!any) continue;
+        const double *probe;
+        st = eig_vjp_probe_start(B, i, on, &ws, &probe);
+        if (st < 0) break;
+        int64_t nrhs = probe ? 2 : 1;
+        /* [batch][n][nrhs]: the cotangent, then the probe */
+        for (int64_t q = 0; q < batch * n; q++) {
+            rhs[q * nrhs] = y[q];
+            if (probe) rhs[q * nrhs + 1] = probe[q];
+        }
         st = factor(P, &S, shift, &s, used);
         if (st < 0) {
             st = sla_error_wrap(st, B->api, "factorizing A − λ_%lld %s", (long long)i,
                                 MV ? "M" : "I");
             break;
         }
-        st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
+        st = sla_solver_solve(s, SLA_OP_N, nrhs, rhs, yz, NULL);
         if (st < 0) break;
+        for (int64_t q = 0; q < batch * n; q++) {
+            y[q] = yz[q * nrhs];
+            if (probe) y[batch * n + q] = yz[q * nrhs + 1];
+        }
         for (int64_t b = 0; b < batch; b++)
             if (on[b]) eig_project_out(V + b * n * k, MV ? MV + b * n * k : V + b * n * k, n, k,
                                        y + b * n, c);
-        st = eig_vjp_partners(B, i, s, on, y, &ws);
+        st = eig_vjp_partners(B, i, s, on, probe ? y + batch * n : NULL, y, ws);
         for (int64_t b = 0; b < batch && st >= 0; b++) {
             if (!on[b]) continue;
             const double *yb = y + b * n;
@@ -145,6 +160,7 @@ static sla_status out_of_block(const eig_vjp_block *B, double *W)
     sla_free(shift);
     sla_free(rhs);
     sla_free(y);
+    sla_free(yz);
     sla_free(c);
     sla_free(scale);
     sla_free(used);

@@ -20,8 +20,8 @@
  * With M (A v = λ M v): the same in the M-inner product, z = Q (A − λ_i M)⁻¹ Qᵀ r with
  * Q = I − V VᵀM, M-normalized, ρ = ‖A z − λ_i M z‖₂ / ‖M z‖₂ (|μ − λ_i| for an eigenvector of
  * the pencil).
- * Cost per eigenvalue with an eigenvector cotangent: one more solve on the factorization and two
- * SpMVs (with M four), twice that per partner. */
+ * Cost per eigenvalue with an eigenvector cotangent: a second right-hand side in the solve of
+ * the cotangent (vjp.c) and two SpMVs (with M three); two more solves per partner. */
 #include <math.h>
 #include <string.h>
 
@@ -99,15 +99,14 @@ static double dot(int64_t n, const double *x, const double *y)
     return s;
 }
 
-/* One step of inverse iteration for the elements with w->probe[b], from their w->r (any vector;
- * projected here): z = Q_Z (A − λ_i M)⁻¹ Q_Zᵀ r with Q_Z the projection out of the block and the
- * partners found, M-normalized (w->mz = M z), and w->rho[b] = ‖A z − λ_i M z‖₂ / ‖M z‖₂. An
- * element whose r vanishes after the projection (nothing left outside) stops probing. */
-static sla_status inverse_step(const eig_vjp_block *B, int64_t i, sla_solver *s, eig_tie_ws *w)
+/* The right-hand sides of a step of inverse iteration for the elements with w->probe[b], from
+ * their w->r (any vector): Q_Zᵀ r normalized, Q_Z the projection out of the block and the
+ * partners found; zero for the others. An element whose r vanishes (nothing left outside the
+ * block) stops probing. */
+static void probe_prepare(const eig_vjp_block *B, eig_tie_ws *w)
 {
-    const eig_problem *P = B->P;
-    int64_t n = P->n, k = B->k, batch = P->batch;
-    for (int64_t b = 0; b < batch; b++) {
+    int64_t n = B->P->n, k = B->k;
+    for (int64_t b = 0; b < w->batch; b++) {
         double *r = w->r + b * n;
         if (!w->probe[b]) { memset(r, 0, sizeof(double) * (size_t)n); continue; }
         const double *Vb = B->V + b * n * k, *MVb = B->MV ? B->MV + b * n * k : Vb;
@@ -115,10 +114,17 @@ static sla_status inverse_step(const eig_vjp_block *B, int64_t i, sla_solver *s,
         if (w->Z) project_partners(w->MZ + b * MAX_PARTNERS * n, w->Z + b * MAX_PARTNERS * n, n,
                                    w->np[b], r);
         double nr = sqrt(dot(n, r, r));
-        if (!(nr > 0)) { w->probe[b] = 0; continue; }
+        if (!(nr > 0)) { w->probe[b] = 0; memset(r, 0, sizeof(double) * (size_t)n); continue; }
         for (int64_t q = 0; q < n; q++) r[q] /= nr;
     }
-    SLA_TRY(sla_solver_solve(s, SLA_OP_N, 1, w->r, w->z, NULL));
+}
+
+/* The rest of the step, from w->z = (A − λ_i M)⁻¹ r: z ← Q_Z z, M-normalized (w->mz = M z), and
+ * w->rho[b] = ‖A z − λ_i M z‖₂ / ‖M z‖₂. */
+static sla_status probe_finish(const eig_vjp_block *B, int64_t i, eig_tie_ws *w)
+{
+    const eig_problem *P = B->P;
+    int64_t n = P->n, k = B->k, batch = P->batch;
     double *mz = P->has_M ? w->mz : w->z;
     for (int64_t b = 0; b < batch; b++) {
         double *z = w->z + b * n;
@@ -146,6 +152,14 @@ static sla_status inverse_step(const eig_vjp_block *B, int64_t i, sla_solver *s,
         w->rho[b] = sqrt(res / dot(n, mzb, mzb));
     }
     return SLA_OK;
+}
+
+/* One whole step on the factorization s. */
+static sla_status inverse_step(const eig_vjp_block *B, int64_t i, sla_solver *s, eig_tie_ws *w)
+{
+    probe_prepare(B, w);
+    SLA_TRY(sla_solver_solve(s, SLA_OP_N, 1, w->r, w->z, NULL));
+    return probe_finish(B, i, w);
 }
 
 static sla_status partner_error(const eig_vjp_block *B, int64_t i, int64_t b, double rho, double c,
@@ -200,21 +214,32 @@ static void probe_start(eig_tie_ws *w, int64_t b, int64_t i, int64_t round)
     eig_random(w->r + b * w->n, w->n, &state);
 }
 
-sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, const int *on,
-                            double *y, eig_tie_ws **ws)
+sla_status eig_vjp_probe_start(const eig_vjp_block *B, int64_t i, const int *on, eig_tie_ws **ws,
+                               const double **r)
 {
-    const eig_problem *P = B->P;
-    int64_t n = P->n, k = B->k, batch = P->batch;
-    if (k >= n) return SLA_OK;                      /* nothing outside the block */
+    *r = NULL;
+    if (B->k >= B->P->n) return SLA_OK;             /* nothing outside the block */
     if (!*ws) SLA_TRY(ws_create(B, ws));
     eig_tie_ws *w = *ws;
-    memset(w->np, 0, sizeof(int64_t) * (size_t)batch);
-    for (int64_t b = 0; b < batch; b++) {
+    memset(w->np, 0, sizeof(int64_t) * (size_t)w->batch);
+    for (int64_t b = 0; b < w->batch; b++) {
         w->probe[b] = on[b];
         if (on[b]) probe_start(w, b, i, 0);
     }
+    probe_prepare(B, w);
+    *r = w->r;
+    return SLA_OK;
+}
+
+sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, const int *on,
+                            const double *z0, double *y, eig_tie_ws *w)
+{
+    const eig_problem *P = B->P;
+    int64_t n = P->n, k = B->k, batch = P->batch;
+    if (!w || !z0) return SLA_OK;                   /* k = n: no probe */
+    memcpy(w->z, z0, sizeof(double) * (size_t)(batch * n));
+    SLA_TRY(probe_finish(B, i, w));
     for (int64_t round = 1;; round++) {
-        SLA_TRY(inverse_step(B, i, s, w));
         int found = 0;
         for (int64_t b = 0; b < batch; b++) {
             if (!w->probe[b]) continue;
@@ -238,6 +263,8 @@ sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, co
             if (w->np[b] == n - k) w->probe[b] = 0;     /* the whole complement is a partner */
             else probe_start(w, b, i, round);
         }
+        /* the next probe, in the complement of the partners found */
+        SLA_TRY(inverse_step(B, i, s, w));
     }
     /* the partners' components of y are the solve's error: remove them */
     for (int64_t b = 0; b < batch && w->Z; b++)
