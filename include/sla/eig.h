@@ -107,10 +107,20 @@ typedef struct sla_eigsh_options {
     int64_t nv0;                 /**< columns of v0, ≥ 1; columns beyond those the method
                                   *   uses (see v0) are ignored, dependent ones are replaced
                                   *   by random directions */
-    int64_t block_size;          /**< LOBPCG block (default max(2k, k + 4), ≥ k) or Lanczos
-                                  *   block (default 2, see docs/eigsh.md); ≤ 0: default */
-    int64_t ncv;                 /**< Lanczos/ARPACK basis size (default max(2k + 2, 20) rounded
-                                  *   to the block); ≤ 0: default */
+    int64_t block_size;          /**< ≤ 0: the default. LOBPCG block: default max(2k, k + 4),
+                                  *   lowered to ⌊n/3⌋ (not below k) for small n; a value given
+                                  *   must satisfy k ≤ block_size ≤ n/3. Lanczos block: default
+                                  *   2 (docs/eigsh.md); a value given must leave
+                                  *   k + block_size ≤ ncv ≤ n − block_size. Not read by ARPACK
+                                  *   (one vector) nor by the dense path. */
+    int64_t ncv;                 /**< ≤ 0: the default. Lanczos/ARPACK basis size: default
+                                  *   max(2k + 2, 20), raised to k + block and lowered to
+                                  *   n − block (block 2 for ARPACK's default) for small n; a
+                                  *   value given must satisfy k + block ≤ ncv ≤ n − block
+                                  *   (Lanczos) or k < ncv ≤ n (ARPACK). Not read by LOBPCG nor
+                                  *   by the dense path. A value given that the method run
+                                  *   (also the one method auto picks) cannot use is SLA_EINVAL
+                                  *   naming the field; sizes given are never changed. */
     /** LOBPCG preconditioner T ≈ A⁻¹ (SA; for LA it is applied to −A's residuals as given).
      *  Either a solver object, applied with sla_solver_solve (any method; warnings such as
      *  SLA_NOT_CONVERGED of a deliberately loose iterative solve are ignored; batch 1 or the
@@ -179,7 +189,8 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *  not reentrant, runs the batch elements one after the other (serialized across threads).
  *  @return SLA_OK; SLA_NOT_CONVERGED (warning: outputs hold the best approximations, the info
  *          and options.residuals say how far each pair is); SLA_EINVAL (NULL, k out of
- *          [1, n], which/method/option invalid, which ≠ LM with sigma, method not able to
+ *          [1, n], which/method/option invalid, options.block_size or options.ncv out of the
+ *          range above for the method run, which ≠ LM with sigma, method not able to
  *          compute the requested eigenvalues); SLA_ESHAPE (not square); SLA_EDTYPE;
  *          SLA_ENONFINITE; SLA_EINVAL naming the first entry that breaks symmetry;
  *          SLA_EINVAL naming both arrays when an output (eigenvalues, eigenvectors,
@@ -208,16 +219,24 @@ SLA_API sla_status sla_eigsh(const sla_matrix *A, int64_t k, const sla_eigsh_opt
  *  Convention: each stored entry is an independent variable (as in sla_solver_solve_vjp); for
  *  a symmetric parametrization a_ij = a_ji add the two slots (or symmetrize). The eigenvector
  *  gradient assumes the sign convention of sla_eigsh (it is locally smooth).
- *  Repeated eigenvalues: |λ_i − λ_j| ≤ 1e-8·‖A‖₁ inside the block is allowed only if the
- *  loss does not depend on the choice of basis of that eigenspace, i.e. v_jᵀg_i = v_iᵀg_j
- *  (to 1e-8 relative); the pair then contributes nothing (the gradient is exact for symmetric
- *  perturbations). Otherwise SLA_EINVAL naming λ_i = λ_j. Eigenvalue cotangents alone are
- *  always fine (the sum over a complete eigenspace is smooth).
+ *  Repeated eigenvalues (a tie: |λ_i − λ_j| ≤ 1e-8·‖A‖₁; 1e-5·‖A‖₁ for float32 eigenpairs):
+ *  an eigenvector cotangent g_i is allowed only if the loss does not depend on the choice of
+ *  basis of that eigenspace. Inside the block: v_jᵀg_i = v_iᵀg_j (to 1e-8 relative, float32
+ *  1e-5); the pair then contributes nothing (the gradient is exact for symmetric
+ *  perturbations). With an eigenvalue outside the block (a multiplet split by k): vᵀg_i = 0 for
+ *  its eigenvector v (same tolerance), found by inverse iteration on the factorization of
+ *  A − λ_i I (a second right-hand side in its solve and two SpMVs; a unit vector z
+ *  outside the block with ‖A z − λ_i z‖ ≤ 1e-8·‖A‖₁ is a partner; up to 8 per eigenvalue).
+ *  Otherwise SLA_EINVAL "eigenvector gradient undefined for the repeated eigenvalue ..."
+ *  naming λ_i (and λ_j, or "whose partner is not among the k computed") and the batch element.
+ *  A near-tie above the bound is a simple eigenvalue (relative gap 1e-6: gradients within
+ *  1e-8 of the dense reference). Eigenvalue cotangents alone are always fine (the sum over a
+ *  complete eigenspace is smooth). docs/eigsh.md, "Gradients".
  *  @param[in] eigenvalues   [batch][k], eigenvectors [batch][n][k]: the outputs of sla_eigsh.
  *  @param[in] g_eigenvalues [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
  *  @param[out] dvalues      [batch][nnz] of the dtype of A.
- *  @return SLA_OK; SLA_EINVAL (NULL, k, degenerate pair as above; dvalues overlapping an
- *          input, naming both); SLA_EDTYPE; SLA_ESHAPE;
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, a tie as above, inside or outside the block; dvalues
+ *          overlapping an input, naming both); SLA_EDTYPE; SLA_ESHAPE;
  *          errors of the factorization of A − λ_i I; SLA_ENOMEM. */
 SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eigenvalues,
                                  const void *eigenvectors, const void *g_eigenvalues,
@@ -234,14 +253,16 @@ SLA_API sla_status sla_eigsh_vjp(const sla_matrix *A, int64_t k, const void *eig
  *                                                                          on M's own pattern,
  *  each with sla_pattern_outer_add (slot s = (r_s, c_s)). Each stored entry is an independent
  *  variable, as in sla_eigsh_vjp. A batch-1 M shared by A's batch gets the sum over the batch
- *  in dM[0]. Repeated eigenvalues: as sla_eigsh_vjp, with |λ_i − λ_j| ≤ 1e-8·max|λ| of the
- *  block (eigenvalue cotangents alone are always fine).
+ *  in dM[0]. Repeated eigenvalues, inside the block or with a partner outside it: as
+ *  sla_eigsh_vjp, with |λ_i − λ_j| ≤ 1e-8·max|λ| of the block (float32 1e-5) and, outside, the
+ *  residual ‖A z − λ_i M z‖₂/‖M z‖₂ of an M-normalized z M-orthogonal to the block (eigenvalue
+ *  cotangents alone are always fine).
  *  @param[in]  A, M           as given to sla_eigsh (M batch 1 or A's batch; same dtype).
  *  @param[in]  eigenvalues    [batch][k]; eigenvectors [batch][n][k] row-major (dtype of A).
  *  @param[in]  g_eigenvalues  [batch][k] or NULL; g_eigenvectors [batch][n][k] or NULL.
  *  @param[out] dA             [batch][nnz(A)], dM [batch of M][nnz(M)], dtype of A, overwritten;
  *                             either may be NULL to skip.
- *  @return SLA_OK; SLA_EINVAL (NULL, k, M's batch, degenerate pair, outputs overlapping inputs
+ *  @return SLA_OK; SLA_EINVAL (NULL, k, M's batch, a tie as above, outputs overlapping inputs
  *          or each other); SLA_EDTYPE; SLA_ESHAPE; SLA_ENONFINITE; errors of the factorization
  *          of A − λ_i M; SLA_ENOMEM. */
 SLA_API sla_status sla_eigsh_generalized_vjp(const sla_matrix *A, const sla_matrix *M, int64_t k,

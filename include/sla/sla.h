@@ -29,8 +29,9 @@
  * Threads    OpenMP; kernels use static schedules with rows split by nonzeros, so results are
  *            bit-identical run to run for a given thread count. SpMV (and its VJP) is also
  *            identical across thread counts (each row is summed in a fixed order); Krylov
- *            results may differ in the last digits between thread counts (their dot products
- *            are summed per thread), and iteration counts may then differ by one or two.
+ *            and AMG results may differ between thread counts (per-thread sums, smoother
+ *            blocks, threaded BLAS), and iteration counts with them, by a few per cent or more
+ *            near the attainable accuracy (measurements: docs/krylov.md, "Threads").
  *            Distinct objects may be used from distinct threads; one solver object must not be
  *            used by two threads at once.
  * Aliasing   outputs must not overlap inputs (nor each other) unless a function says so; SpMV,

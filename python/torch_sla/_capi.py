@@ -214,11 +214,34 @@ def _load():
                       "--build build) or set SLA_LIBRARY to its path. Tried: " + "; ".join(tried))
 
 
+class _DlInfo(ctypes.Structure):
+    """Dl_info of dladdr(3)."""
+    _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p), ("dli_sname", c_char_p),
+                ("dli_saddr", c_void_p)]
+
+
+def _loaded_path(cdll, target):
+    """The real path of the file the dynamic loader mapped for `cdll` (dladdr of one of its
+    symbols, symlinks resolved): what a bare soname such as "libsla.so.0" or a symlinked
+    $SLA_LIBRARY resolved to. Falls back to `target` resolved, when that is a path."""
+    for libname in (None, ctypes.util.find_library("dl")):     # glibc < 2.34: dladdr in libdl
+        try:
+            dladdr = ctypes.CDLL(libname).dladdr
+        except (OSError, AttributeError, TypeError):
+            continue
+        dladdr.argtypes, dladdr.restype = [c_void_p, P(_DlInfo)], c_int
+        info = _DlInfo()
+        if dladdr(ctypes.cast(cdll.sla_version, c_void_p), ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(os.fsdecode(info.dli_fname))
+    return os.path.realpath(target) if os.sep in target else target
+
+
 class _Lib:
     """The loaded library with typed functions as attributes."""
 
     def __init__(self):
-        self.cdll, self.path = _load()
+        self.cdll, target = _load()
+        self.path = _loaded_path(self.cdll, target)
         self._missing = set()
         for name, (restype, argtypes) in _PROTOTYPES.items():
             try:

@@ -137,6 +137,18 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const do
 /* Y (n × m) = Mb·X (n × m), column-major; Mb NULL: copy. */
 sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y);
 
+/* Block and basis sizes of the iterative methods (sizes.c, rules in eig.h): m the LOBPCG block,
+ * p the Lanczos block, ncv the Lanczos/ARPACK basis. */
+typedef struct eig_sizes { int64_t m, p, ncv; } eig_sizes;
+/* The defaults, fitted to n. */
+void eig_default_sizes(int64_t n, int64_t k, eig_sizes *s);
+/* 1 if method m can run with s (LOBPCG: k ≤ m, 3m ≤ n; Lanczos: k + p ≤ ncv ≤ n − p). */
+int eig_sizes_fit(int64_t n, int64_t k, const eig_sizes *s, sla_eigsh_method m);
+/* The sizes method m runs with: options.block_size / options.ncv as given (> 0), else the
+ * defaults; a value given that m cannot use is SLA_EINVAL naming the field. */
+sla_status eig_sizes_for(const sla_eigsh_options *o, int64_t n, int64_t k, sla_eigsh_method m,
+                         eig_sizes *s);
+
 /* What a driver returns for every batch element. */
 typedef struct eig_result {
     int64_t k;
@@ -198,6 +210,47 @@ sla_status eig_lanczos(const eig_problem *P, eig_op *op, eig_si *si, const eig_l
  * factors each batch element itself (NULL: regular mode). */
 sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig_si *si_template,
                       eig_result *R);
+
+/* Eigenvalues closer than this (× the scale of vjp.c: ‖A‖₁, with M max|λ| of the block) count as
+ * one repeated eigenvalue in the VJPs, inside the block (vjp.c) and with an eigenvalue outside it
+ * (vjp_tie.c); the same relative bound says when a loss does not depend on a pair. float32
+ * eigenpairs carry rounding errors of ~1e-7 relative (a tie then shows residuals of 5e-7·‖A‖₁),
+ * hence the larger float32 bound. docs/eigsh.md, "Repeated eigenvalues", has the measurements. */
+#define SLA_EIG_DEGENERATE 1e-8
+#define SLA_EIG_DEGENERATE_F32 1e-5
+
+/* x ← x − Vl (Vrᵀ x), twice (k ≥ 1 columns; c: workspace [k]); Vl, Vr row-major n × k. */
+void eig_project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, double *x,
+                     double *c);
+
+/* The inputs of the eigenvector VJP, shared by vjp.c and vjp_tie.c. */
+typedef struct eig_vjp_block {
+    const eig_problem *P;
+    const char *api;            /* the public function, for messages */
+    int64_t k;
+    const double *lam;          /* [batch][k] */
+    const double *V, *MV, *G;   /* [batch][n][k] row-major: eigenvectors, M·V (NULL without M),
+                                 * eigenvector cotangents */
+    const double *gnorm;        /* [batch][k] ‖g_i‖₂ */
+    const double *scale;        /* [batch] the scale of the tie bound */
+    double tie;                 /* SLA_EIG_DEGENERATE, or _F32 for float32 eigenpairs */
+} eig_vjp_block;
+
+/* Partners of λ_i outside the block (vjp_tie.c): eigenvalues μ of A (of the pencil (A, M)) not
+ * among the k computed with |μ − λ_i| ≤ tie·scale, found by inverse iteration in the
+ * complement of the block on s, the factorization of A − λ_i I (A − λ_i M) of the whole batch.
+ * eig_vjp_probe_start gives in *r ([batch][n], workspace-owned; NULL when k = n) the first
+ * probe's right-hand sides for the elements with on[b], to be solved together with the
+ * cotangents; eig_vjp_partners takes their solutions z0 ([batch][n]) and, for those elements:
+ * SLA_EINVAL if the cotangent g_i has a component along a partner; else removes the partners'
+ * components from y_b ([batch][n], the out-of-block solution, Q-projected). ws: opaque
+ * workspace, NULL before the first call, freed with eig_vjp_partners_free. */
+typedef struct eig_tie_ws eig_tie_ws;
+sla_status eig_vjp_probe_start(const eig_vjp_block *B, int64_t i, const int *on, eig_tie_ws **ws,
+                               const double **r);
+sla_status eig_vjp_partners(const eig_vjp_block *B, int64_t i, sla_solver *s, const int *on,
+                            const double *z0, double *y, eig_tie_ws *ws);
+void eig_vjp_partners_free(eig_tie_ws **ws);
 
 /* The VJP of (Λ, V) (float64 accumulators dval [batch][nnz] and, with M, dmval [batch][nnz(M)],
  * added to): eigenvalue and eigenvector terms, standard or generalized (P->has_M). */

@@ -107,7 +107,7 @@ typedef struct plan {
     eig_want want;              /* order of the Ritz values of the operator */
     int adaptive;               /* the verified shift may move toward the spectrum */
     int lobpcg_ends;            /* LOBPCG: 1 = SA, 2 = LA, 3 = both (LM) */
-    int64_t m, p, ncv;          /* LOBPCG block, Lanczos block, basis size */
+    eig_sizes sz;               /* LOBPCG block, Lanczos block, basis size (sizes.c) */
     char why[160];
 } plan;
 
@@ -121,17 +121,6 @@ static int all_le0(const eig_problem *P)
 {
     for (int64_t b = 0; b < P->batch; b++) if (P->gersh_hi[b] > 0) return 0;
     return 1;
-}
-
-static void sizes(const sla_eigsh_options *o, int64_t n, int64_t k, plan *pl)
-{
-    pl->m = o->block_size > 0 ? o->block_size : (2 * k > k + 4 ? 2 * k : k + 4);
-    if (pl->m < k) pl->m = k;
-    if (3 * pl->m > n && 3 * k <= n) pl->m = n / 3;
-    pl->p = o->block_size > 0 ? o->block_size : 2;
-    pl->ncv = o->ncv > 0 ? o->ncv : (2 * k + 2 > 20 ? 2 * k + 2 : 20);
-    if (pl->ncv < k + pl->p) pl->ncv = k + pl->p;
-    if (pl->ncv + pl->p > n) pl->ncv = n - pl->p;
 }
 
 /* LOBPCG ends for which (SM on a semidefinite matrix is an end of the spectrum). */
@@ -152,12 +141,6 @@ static sla_status lobpcg_ends(const eig_problem *P, sla_eigsh_which w, plan *pl)
     default: break;
     }
     return SLA_OK;
-}
-
-static int iterative_fits(int64_t n, const plan *pl, int64_t k, sla_eigsh_method m)
-{
-    if (m == SLA_EIGSH_LOBPCG) return 3 * pl->m <= n && pl->m >= k;
-    return pl->ncv >= k + pl->p && pl->ncv + pl->p <= n && pl->ncv > k;
 }
 
 /* The shift of batch element b: sigma, or (gersh) a bound of the side of the spectrum given by
@@ -285,12 +268,15 @@ static sla_status plan_lanczos(const eig_problem *P, const sla_eigsh_options *o,
 static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o, int64_t k, plan *pl)
 {
     int64_t n = P->n;
-    sizes(o, n, k, pl);
     sla_eigsh_method m = o->method;
     int has_sigma = !isnan(o->sigma);
     int has_prec = o->precond_solver || o->precond;
     if (m == SLA_EIGSH_AUTO) {
-        int fits = iterative_fits(n, pl, k, SLA_EIGSH_LOBPCG) && iterative_fits(n, pl, k, SLA_EIGSH_LANCZOS);
+        /* room for an iterative basis: judged on the default sizes (sizes given are checked
+         * against the method chosen) */
+        eig_sizes d;
+        eig_default_sizes(n, k, &d);
+        int fits = eig_sizes_fit(n, k, &d, SLA_EIGSH_LOBPCG) && eig_sizes_fit(n, k, &d, SLA_EIGSH_LANCZOS);
         if (n <= AUTO_DENSE_N || !fits) {
             if (n > SLA_EIGSH_DENSE_MAX_N)
                 return EIG_FAIL(SLA_EUNSUPPORTED, "k = %lld of n = %lld: too many eigenpairs for "
@@ -310,6 +296,7 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
                      "from both ends" : "LOBPCG with the given preconditioner");
         } else {
             pl->method = SLA_EIGSH_LANCZOS;
+            SLA_TRY(eig_sizes_for(o, n, k, SLA_EIGSH_LANCZOS, &pl->sz));
             sla_eigsh_options o2 = *o;
             if (o2.which == SLA_EIGSH_LM && !has_sigma) o2.which = all_ge0(P) ? SLA_EIGSH_LA : SLA_EIGSH_SA;
             sla_status st = plan_lanczos(P, &o2, pl);
@@ -326,7 +313,8 @@ static sla_status choose_method(const eig_problem *P, const sla_eigsh_options *o
                             SLA_EIGSH_DENSE_MAX_N);
         return SLA_OK;
     }
-    if (!iterative_fits(n, pl, k, m))
+    SLA_TRY(eig_sizes_for(o, n, k, m, &pl->sz));
+    if (!eig_sizes_fit(n, k, &pl->sz, m))
         return EIG_FAIL(SLA_EINVAL, "method %s: k = %lld is too large for n = %lld (%s); use "
                         "method dense or auto", method_names[m], (long long)k, (long long)n,
                         m == SLA_EIGSH_LOBPCG ? "needs 3·block ≤ n" : "needs k + block ≤ ncv ≤ n − block");
@@ -378,7 +366,7 @@ static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, c
     eig_cb_ctx cb = {o->precond, o->precond_ctx, P->dtype};
     if (o->precond_solver) eig_op_solver(&pop, P->n, P->batch, o->precond_solver);
     else if (o->precond) eig_op_callback(&pop, P->n, P->batch, &cb);
-    eig_lobpcg_opts lo = {0, pl->m, o->maxiter > 0 ? o->maxiter : 2000, o->tol, v0, o->nv0,
+    eig_lobpcg_opts lo = {0, pl->sz.m, o->maxiter > 0 ? o->maxiter : 2000, o->tol, v0, o->nv0,
                           (o->precond_solver || o->precond) ? &pop : NULL};
     sla_status st;
     if (pl->lobpcg_ends != 3) {
@@ -400,7 +388,7 @@ static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, c
                 R->iterations = Rl.iterations > Rh.iterations ? Rl.iterations : Rh.iterations;
                 R->op_apps = Rl.op_apps + Rh.op_apps;
                 R->prec_apps = Rl.prec_apps + Rh.prec_apps;
-                snprintf(R->what, sizeof R->what, "LOBPCG from both ends (block %lld)", (long long)pl->m);
+                snprintf(R->what, sizeof R->what, "LOBPCG from both ends (block %lld)", (long long)pl->sz.m);
             }
             eig_result_free(&Rl);
             eig_result_free(&Rh);
@@ -418,7 +406,7 @@ static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, pla
         return eig_dense(P, w, o->sigma, R);
     }
     if (pl->method == SLA_EIGSH_LOBPCG) return run_lobpcg(P, o, pl, v0, k, R);
-    eig_lanczos_opts lo = {pl->want, pl->p, pl->ncv, o->maxiter > 0 ? o->maxiter : 300, o->tol,
+    eig_lanczos_opts lo = {pl->want, pl->sz.p, pl->sz.ncv, o->maxiter > 0 ? o->maxiter : 300, o->tol,
                            v0, o->nv0, pl->adaptive};
     sla_status st;
     if (pl->method == SLA_EIGSH_ARPACK) {

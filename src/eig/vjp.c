@@ -7,7 +7,8 @@
  * block is explicit, Σ_{j≠i} v_j (v_jᵀg_i)/(λ_j − λ_i); the part outside is Q (A − λ_i I)⁻¹ Q g_i
  * (Q = I − V Vᵀ), from a direct factorization of A − λ_i I: λ_i is an eigenvalue to working
  * accuracy, so the solve's error lies along the near-null vectors (the mechanism of inverse
- * iteration), which are inside the block and removed by Q. One symbolic analysis serves every
+ * iteration), which are inside the block and removed by Q (an eigenvalue outside the block tied
+ * with λ_i is found, refused or removed in vjp_tie.c). One symbolic analysis serves every
  * i: the solver object is refactored with the values of A − λ_i I (batched: all elements at
  * once). Everything runs in float64.
  * Generalized problem A v = λ M v (M-normalized v): dv_i = Σ_{j≠i} v_j v_jᵀ(dλ_i M − dA + λ_i dM)v_i
@@ -18,9 +19,6 @@
 #include <string.h>
 
 #include "eig/eig_internal.h"
-
-/* Pairs closer than this (relative to ‖A‖₁) count as one repeated eigenvalue. */
-#define DEGENERATE 1e-8
 
 static double ld(sla_dtype t, const void *p, int64_t i)
 {
@@ -47,16 +45,17 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
 /* The in-block part of w_i for every i of batch element b, with the degeneracy check.
  * M = VᵀG (k × k, M[j + i·k] = v_jᵀ g_i). W row-major n × k. */
 static sla_status in_block(const char *api, const double *lam, const double *V, const double *M,
-                           int64_t n, int64_t k, double normA, const double *gnorm, int64_t b, double *W)
+                           int64_t n, int64_t k, double normA, double tie, const double *gnorm,
+                           int64_t b, double *W)
 {
     for (int64_t i = 0; i < k; i++) {
         if (gnorm[i] == 0) continue;
         for (int64_t j = 0; j < k; j++) {
             if (j == i) continue;
             double d = lam[j] - lam[i];
-            if (fabs(d) <= DEGENERATE * normA) {
+            if (fabs(d) <= tie * normA) {
                 double asym = fabs(M[j + i * k] - M[i + j * k]);
-                if (asym <= DEGENERATE * (gnorm[i] + gnorm[j])) continue;
+                if (asym <= tie * (gnorm[i] + gnorm[j])) continue;
                 return sla_error_set(SLA_EINVAL, api, "eigenvector gradient undefined for the repeated "
                                 "eigenvalue λ_%lld = λ_%lld = %.17g (batch %lld): the loss depends "
                                 "on the choice of basis of the eigenspace (v_%lldᵀg_%lld − "
@@ -71,9 +70,9 @@ static sla_status in_block(const char *api, const double *lam, const double *V, 
     return SLA_OK;
 }
 
-/* x ← x − Vl (Vrᵀ x), twice; Vl, Vr row-major n × k. Q x is (Vl, Vr) = (V, V) for the standard
- * problem; with M, Q = I − V VᵀM is (V, MV) and Qᵀ = I − M V Vᵀ is (MV, V). */
-static void project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, double *x, double *c)
+/* Q x is (Vl, Vr) = (V, V) for the standard problem; with M, Q = I − V VᵀM is (V, MV) and
+ * Qᵀ = I − M V Vᵀ is (MV, V). */
+void eig_project_out(const double *Vl, const double *Vr, int64_t n, int64_t k, double *x, double *c)
 {
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t j = 0; j < k; j++) c[j] = 0;
@@ -84,63 +83,88 @@ static void project_out(const double *Vl, const double *Vr, int64_t n, int64_t k
     }
 }
 
-/* The out-of-block parts: for each i, one refactorization and one batched solve. MV = M·V with
- * M (Q (A − λ_i M)⁻¹ Qᵀ g_i), else NULL. */
-static sla_status out_of_block(const eig_problem *P, int64_t k, const double *lam, const double *V,
-                               const double *MV, const double *G, const double *gnorm, double *W)
+/* The out-of-block parts: for each i, one refactorization and one batched solve with two
+ * right-hand sides, the cotangent and the first probe for partners of λ_i outside the block
+ * (vjp_tie.c). B->MV = M·V with M (Q (A − λ_i M)⁻¹ Qᵀ g_i). */
+static sla_status out_of_block(const eig_vjp_block *B, double *W)
 {
-    int64_t n = P->n, batch = P->batch;
+    const eig_problem *P = B->P;
+    int64_t n = P->n, batch = P->batch, k = B->k;
+    const double *V = B->V, *MV = B->MV;
     eig_shifted S;
     SLA_TRY(eig_shifted_init(P, &S));
     sla_solver *s = NULL;
+    eig_tie_ws *ws = NULL;
     double *shift = sla_malloc((size_t)batch, sizeof(double), "shifts");
-    double *rhs = sla_malloc((size_t)(batch * n), sizeof(double), "right-hand sides");
-    double *y = sla_malloc((size_t)(batch * n), sizeof(double), "solutions");
+    double *rhs = sla_malloc((size_t)(2 * batch * n), sizeof(double), "right-hand sides");
+    double *y = sla_malloc((size_t)(2 * batch * n), sizeof(double), "solutions");
+    double *yz = sla_malloc((size_t)(2 * batch * n), sizeof(double), "solutions");
     double *c = sla_malloc((size_t)k, sizeof(double), "projections");
     double *scale = sla_malloc((size_t)batch, sizeof(double), "scales");
     double *used = sla_malloc((size_t)batch, sizeof(double), "shifts");
-    sla_status st = (shift && rhs && y && c && scale && used) ? SLA_OK : SLA_ENOMEM;
+    int *on = sla_malloc((size_t)batch, sizeof(int), "active elements");
+    sla_status st = (shift && rhs && y && yz && c && scale && used && on) ? SLA_OK : SLA_ENOMEM;
     for (int64_t i = 0; i < k && st == SLA_OK; i++) {
         int any = 0;
         for (int64_t b = 0; b < batch; b++) {
-            double *r = rhs + b * n;
-            const double *Vb = V + b * n * k, *Gb = G + b * n * k;
+            double *r = y + b * n;                      /* y holds the cotangents for now */
+            const double *Vb = V + b * n * k, *Gb = B->G + b * n * k;
             const double *MVb = MV ? MV + b * n * k : Vb;
             for (int64_t q = 0; q < n; q++) r[q] = Gb[q * k + i];
-            if (gnorm[b * k + i] > 0) project_out(MVb, Vb, n, k, r, c);
+            if (B->gnorm[b * k + i] > 0) eig_project_out(MVb, Vb, n, k, r, c);
             /* unit right-hand side so that tiny cotangents do not underflow in the solver */
             double nr = 0;
             for (int64_t q = 0; q < n; q++) nr += r[q] * r[q];
             nr = sqrt(nr);
             scale[b] = nr;
+            on[b] = nr > 0;
             if (nr > 0) { for (int64_t q = 0; q < n; q++) r[q] /= nr; any = 1; }
-            shift[b] = lam[b * k + i];
+            shift[b] = B->lam[b * k + i];
         }
         if (!any) continue;
+        const double *probe;
+        st = eig_vjp_probe_start(B, i, on, &ws, &probe);
+        if (st < 0) break;
+        int64_t nrhs = probe ? 2 : 1;
+        /* [batch][n][nrhs]: the cotangent, then the probe */
+        for (int64_t q = 0; q < batch * n; q++) {
+            rhs[q * nrhs] = y[q];
+            if (probe) rhs[q * nrhs + 1] = probe[q];
+        }
         st = factor(P, &S, shift, &s, used);
         if (st < 0) {
-            st = sla_error_wrap(st, P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp",
-                                "factorizing A − λ_%lld %s", (long long)i, MV ? "M" : "I");
+            st = sla_error_wrap(st, B->api, "factorizing A − λ_%lld %s", (long long)i,
+                                MV ? "M" : "I");
             break;
         }
-        st = sla_solver_solve(s, SLA_OP_N, 1, rhs, y, NULL);
+        st = sla_solver_solve(s, SLA_OP_N, nrhs, rhs, yz, NULL);
         if (st < 0) break;
-        st = SLA_OK;
-        for (int64_t b = 0; b < batch; b++) {
-            if (scale[b] == 0) continue;
-            double *yb = y + b * n;
-            project_out(V + b * n * k, MV ? MV + b * n * k : V + b * n * k, n, k, yb, c);
+        for (int64_t q = 0; q < batch * n; q++) {
+            y[q] = yz[q * nrhs];
+            if (probe) y[batch * n + q] = yz[q * nrhs + 1];
+        }
+        for (int64_t b = 0; b < batch; b++)
+            if (on[b]) eig_project_out(V + b * n * k, MV ? MV + b * n * k : V + b * n * k, n, k,
+                                       y + b * n, c);
+        st = eig_vjp_partners(B, i, s, on, probe ? y + batch * n : NULL, y, ws);
+        for (int64_t b = 0; b < batch && st >= 0; b++) {
+            if (!on[b]) continue;
+            const double *yb = y + b * n;
             for (int64_t q = 0; q < n; q++) W[(b * n + q) * k + i] += scale[b] * yb[q];
         }
+        if (st >= 0) st = SLA_OK;
     }
+    eig_vjp_partners_free(&ws);
     sla_solver_free(&s);
     eig_shifted_free(&S);
     sla_free(shift);
     sla_free(rhs);
     sla_free(y);
+    sla_free(yz);
     sla_free(c);
     sla_free(scale);
     sla_free(used);
+    sla_free(on);
     return st;
 }
 
@@ -177,8 +201,9 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
     double *gnorm = sla_calloc((size_t)(batch * k), sizeof(double), "cotangent norms");
     double *MV = P->has_M ? sla_malloc((size_t)nk, sizeof(double), "M times eigenvectors") : NULL;
     double *U2 = P->has_M ? sla_malloc((size_t)nk, sizeof(double), "weighted eigenvectors") : NULL;
-    sla_status st = (lam && V && U && (G || !gv) && M && gnorm && (!P->has_M || (MV && U2)))
-                    ? SLA_OK : SLA_ENOMEM;
+    double *tscale = sla_malloc((size_t)batch, sizeof(double), "scales");
+    sla_status st = (lam && V && U && (G || !gv) && M && gnorm && tscale &&
+                     (!P->has_M || (MV && U2))) ? SLA_OK : SLA_ENOMEM;
     if (st == SLA_OK) {
         for (int64_t q = 0; q < batch * k; q++) lam[q] = ld(dt, eigenvalues, q);
         for (int64_t q = 0; q < nk; q++) V[q] = ld(dt, eigenvectors, q);
@@ -193,6 +218,8 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
                     U[(b * n + r) * k + i] = V[(b * n + r) * k + i] * ld(dt, gl, b * k + i);
         st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, 1.0, U, 1, V, 1, k, dval);
     }
+    const char *api = P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp";
+    double tie = dt == SLA_FLOAT32 ? SLA_EIG_DEGENERATE_F32 : SLA_EIG_DEGENERATE;
     if (st == SLA_OK && G) {
         memset(U, 0, sizeof(double) * (size_t)nk);      /* U becomes W */
         for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
@@ -204,17 +231,20 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
                     for (int64_t j = 0; j < k; j++) M[j + i * k] += Vb[r * k + j] * Gb[r * k + i];
                 }
             for (int64_t i = 0; i < k; i++) gnorm[b * k + i] = sqrt(gnorm[b * k + i]);
-            /* repeated: |λ_i − λ_j| ≤ 1e-8·‖A‖₁, or 1e-8·max|λ| of the block with M (the scale of
-             * λ is ‖A‖/‖M‖ there) */
+            /* repeated: |λ_i − λ_j| ≤ tie·‖A‖₁, or tie·max|λ| of the block with M (the scale of
+             * λ is ‖A‖/‖M‖ there; ‖A‖₁/‖M‖₁ for a block of zeros) */
             double scale = P->norm1[b];
             if (P->has_M) {
                 scale = 0;
                 for (int64_t i = 0; i < k; i++) scale = fmax(scale, fabs(lam[b * k + i]));
+                if (scale == 0 && P->normM[b] > 0) scale = P->norm1[b] / P->normM[b];
             }
-            const char *api = P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp";
-            st = in_block(api, lam + b * k, Vb, M, n, k, scale, gnorm + b * k, b, U + b * n * k);
+            tscale[b] = scale;
+            st = in_block(api, lam + b * k, Vb, M, n, k, scale, tie, gnorm + b * k, b,
+                          U + b * n * k);
         }
-        if (st == SLA_OK) st = out_of_block(P, k, lam, V, MV, G, gnorm, U);
+        const eig_vjp_block B = {P, api, k, lam, V, MV, G, gnorm, tscale, tie};
+        if (st == SLA_OK) st = out_of_block(&B, U);
         if (st == SLA_OK) st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, -1.0, U, 1, V, 1, k, dval);
     }
     if (st == SLA_OK && P->has_M && (gl || G))
@@ -227,6 +257,7 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
     sla_free(gnorm);
     sla_free(MV);
     sla_free(U2);
+    sla_free(tscale);
     return st;
 }
 

@@ -214,3 +214,116 @@ def test_generalized_semidefinite_mass_refused(method):
 
     with pytest.raises(torch_sla.SlaError, match="mass matrix M"):
         st(L).eigsh(3, which="SA", M=st(Mp), method=method)
+
+
+# ------------------------------------------------------------------------------------------------
+# Eigenvector gradients at a multiplet split by k (sla_eigsh_vjp finds the uncomputed partner)
+# ------------------------------------------------------------------------------------------------
+needs_factor = pytest.mark.skipif(
+    not (torch_sla.method_available("cholesky") and (torch_sla.method_available("ldlt") or
+                                                     torch_sla.method_available("lu"))),
+    reason="eigenvector gradients factor A − λI (LDLᵀ or LU); shift-invert needs Cholesky")
+EIG_METHODS = ["auto", "lobpcg", "lanczos", "arpack", "dense"]
+
+
+def _eigsh_or_skip(A, k, **kw):
+    try:
+        return A.eigsh(k, **kw)
+    except torch_sla.UnsupportedError as e:
+        pytest.skip(str(e))
+
+
+def _d4_mass(m):
+    """A diagonal mass 1 + r²/2 with the symmetries of the square: the pencil keeps the ties."""
+    h = 0.5 * (m - 1)
+    i, j = torch.meshgrid(torch.arange(m, dtype=f64), torch.arange(m, dtype=f64), indexing="ij")
+    d = (1 + 0.5 * ((i - h) ** 2 + (j - h) ** 2) / h ** 2).reshape(-1)
+    idx = torch.arange(m * m)
+    return SparseTensor(d, idx, idx, (m * m, m * m))
+
+
+def _tied_column(which):
+    """6 × 6 grid Laplacian, k = 2: the column tied with the next eigenvalue outside the block
+    (λ_2 = λ_3 for SA/SM; the second largest, column 0 in ascending order, for LA/LM)."""
+    return 1 if which in ("SA", "SM") else 0
+
+
+@needs_factor
+@pytest.mark.parametrize("which, mass", [("SA", False), ("LA", False), ("LM", False),
+                                         ("SM", False), ("SA", True), ("LA", True)])
+@pytest.mark.parametrize("method", EIG_METHODS)
+def test_eigenvector_gradient_at_multiplet_split_by_k(method, which, mass):
+    row, col, val = poisson2d(6)
+    v = val.clone().requires_grad_()
+    M = _d4_mass(6) if mass else None
+    w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which=which, method=method, M=M)
+    tied = _tied_column(which)
+    g = torch.Generator().manual_seed(3)
+    loss = (V[:, tied] * torch.randn(36, generator=g, dtype=f64)).sum() ** 2
+    with pytest.raises(ValueError, match="repeated eigenvalue.*whose partner is not among") as e:
+        loss.backward()
+    assert e.value.status == -1 and f"λ_{tied} = " in str(e.value)
+    # a loss of the eigenvalues alone stays defined: Hellmann–Feynman
+    v.grad = None
+    w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which=which, method=method, M=M)
+    (w * torch.tensor([1.0, -2.0], dtype=f64)).sum().backward()
+    V = V.detach()
+    assert torch.allclose(v.grad, V[row, 0] * V[col, 0] - 2 * V[row, 1] * V[col, 1], atol=1e-10)
+
+
+@needs_factor
+def test_eigenvector_gradient_tie_in_batch_and_float32():
+    row, col, val = poisson2d(6)
+    split = val + 1e-3 * (row == col) * torch.arange(36, dtype=f64)[row]   # breaks the tie
+    vb = torch.stack([split, val]).requires_grad_()
+    w, V = SparseTensor(vb, row, col, (2, 36, 36)).eigsh(2, which="SA")
+    wts = torch.randn(36, generator=torch.Generator().manual_seed(4), dtype=f64)
+    with pytest.raises(ValueError, match=r"\(batch 1\), whose partner is not among"):
+        (V[:, :, 1] @ wts).sum().backward()
+    v32 = val.float().requires_grad_()
+    w, V = SparseTensor(v32, row, col, (36, 36)).eigsh(2, which="SA")
+    with pytest.raises(ValueError, match="whose partner is not among"):
+        (V[:, 1] * torch.arange(36.0)).sum().backward()
+
+
+def _near_tie(rel):
+    """The 6 × 6 grid Laplacian plus t·diag(d), t chosen so that λ_3 − λ_2 = rel·‖A‖₁ (generic
+    eigenvectors: no components of equal magnitude for the sign convention to jump between)."""
+    row, col, val = poisson2d(6)
+    d = torch.rand(36, generator=torch.Generator().manual_seed(5), dtype=f64)[row] * (row == col)
+    t = 1e-4
+    for _ in range(3):
+        D = SparseTensor(val + t * d, row, col, (36, 36)).to_dense()
+        lam = torch.linalg.eigvalsh(D)
+        t *= rel / ((lam[2] - lam[1]) / D.abs().sum(0).max()).item()
+    return row, col, val + t * d
+
+
+def _sym_grad(row, col, grad, n=36):
+    """g(r, c) + g(c, r): the gradient for a symmetric parametrization."""
+    G = torch.zeros(n, n, dtype=f64).index_put((row, col), grad, accumulate=True)
+    return (G + G.t())[row, col]
+
+
+@needs_factor
+@pytest.mark.parametrize("method", EIG_METHODS)
+def test_eigenvector_gradient_near_tie_is_exact(method):
+    """Relative gap 1e-6 (above the 1e-8 tie bound): the gradient matches the dense reference
+    of torch.linalg.eigh to 1e-6 (the amplification 1/gap is 1e5 here); at 1e-10 it is refused."""
+    row, col, val = _near_tie(1e-6)
+    wts = torch.randn(36, generator=torch.Generator().manual_seed(6), dtype=f64)
+    v = val.clone().requires_grad_()
+    D = torch.zeros(36, 36, dtype=f64).index_put((row, col), v, accumulate=True)
+    _, U = torch.linalg.eigh(D)
+    u = U[:, 1] * torch.sign(U[U[:, 1].detach().abs().argmax(), 1])
+    (u @ wts).pow(2).backward()
+    ref = _sym_grad(row, col, v.grad)
+    v.grad = None
+    w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which="SA", method=method)
+    (V[:, 1] @ wts).pow(2).backward()
+    assert (_sym_grad(row, col, v.grad) - ref).norm() <= 1e-6 * ref.norm()
+    row, col, val = _near_tie(1e-10)
+    v = val.clone().requires_grad_()
+    w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which="SA", method=method)
+    with pytest.raises(ValueError, match="whose partner is not among"):
+        (V[:, 1] @ wts).pow(2).backward()
