@@ -18,7 +18,7 @@ for t in fuzz_mm_read fuzz_rb_read fuzz_safetensors_read; do
 done
 
 matrices="${SLA_MATRIX_DIR:-}"
-for cand in "$matrices" "$root/../shared/matrices" /work/shared/matrices; do
+for cand in "$matrices" "$root/../shared/matrices"; do
   if [ -n "$cand" ] && [ -f "$cand/README.md" ]; then matrices="$cand"; break; fi
 done
 
