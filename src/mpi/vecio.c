@@ -10,9 +10,10 @@ static sla_status owned_on_root(const sla_dist_layout *L, const char *func, int 
                                 dist_xchg *X, int64_t **lists)
 {
     *lists = NULL;
-    SLA_TRY(dist_xchg_init(X, L->size, func));
+    sla_status st = dist_agree(L->comm, func, dist_xchg_init(X, L->size, func));
+    if (st < 0) return st;
     X->scount[root] = L->n;
-    sla_status st = dist_xchg_counts(X, L->comm, func);
+    st = dist_xchg_counts(X, L->comm, func);
     if (st == SLA_OK) {
         *lists = sla_malloc((size_t)X->rdispl[L->size], sizeof **lists, "owned lists");
         st = dist_agree(L->comm, func, *lists ? SLA_OK : sla_error_attribute(SLA_ENOMEM, func));
