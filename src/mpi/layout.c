@@ -33,6 +33,17 @@ sla_status dist_comm_dup(MPI_Comm comm, const char *func, MPI_Comm *out)
     return SLA_OK;
 }
 
+/* The start of every constructor: *out cleared, the communicator duplicated, rank and size. */
+static sla_status begin(MPI_Comm comm, const char *func, sla_dist_layout **out, MPI_Comm *dup,
+                        int *rank, int *size)
+{
+    if (out) *out = NULL;
+    SLA_TRY(dist_comm_dup(comm, func, dup));
+    MPI_Comm_rank(*dup, rank);
+    MPI_Comm_size(*dup, size);
+    return SLA_OK;
+}
+
 static void layout_destroy(sla_dist_layout *L)
 {
     if (!L) return;
@@ -156,12 +167,9 @@ sla_status dist_layout_build(MPI_Comm dupcomm, const char *func, int64_t N, int6
 sla_status sla_dist_layout_create(MPI_Comm comm, int64_t N, int64_t n_local,
                                   sla_dist_layout **out)
 {
-    if (out) *out = NULL;
     MPI_Comm dup;
-    SLA_TRY(dist_comm_dup(comm, __func__, &dup));
     int rank, size;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &size);
+    SLA_TRY(begin(comm, __func__, out, &dup, &rank, &size));
     sla_status st = SLA_OK;
     if (!out) st = SLA_FAIL(SLA_EINVAL, "out is NULL");
     else if (N < 0) st = SLA_FAIL(SLA_EINVAL, "N = %lld < 0", (long long)N);
@@ -210,9 +218,9 @@ static sla_status check_indices(const char *func, const char *name, int64_t N, i
 sla_status sla_dist_layout_create_owned(MPI_Comm comm, int64_t N, int64_t n_local,
                                         const int64_t *owned, sla_dist_layout **out)
 {
-    if (out) *out = NULL;
     MPI_Comm dup;
-    SLA_TRY(dist_comm_dup(comm, __func__, &dup));
+    int rank, size;
+    SLA_TRY(begin(comm, __func__, out, &dup, &rank, &size));
     sla_status st = SLA_OK;
     int64_t *copy = NULL;
     if (!out) st = SLA_FAIL(SLA_EINVAL, "out is NULL");
@@ -276,11 +284,9 @@ sla_status sla_dist_layout_create_assigned(MPI_Comm comm, int64_t N, int64_t n,
                                            const int64_t *global, const int *part,
                                            sla_dist_layout **out)
 {
-    if (out) *out = NULL;
     MPI_Comm dup;
-    SLA_TRY(dist_comm_dup(comm, __func__, &dup));
-    int size;
-    MPI_Comm_size(dup, &size);
+    int rank, size;
+    SLA_TRY(begin(comm, __func__, out, &dup, &rank, &size));
     sla_status st = SLA_OK;
     if (!out) st = SLA_FAIL(SLA_EINVAL, "out is NULL");
     else if (N < 0 || n < 0)
@@ -294,12 +300,9 @@ sla_status sla_dist_layout_create_assigned(MPI_Comm comm, int64_t N, int64_t n,
 sla_status sla_dist_layout_create_partition(MPI_Comm comm, int64_t N, const int *part, int root,
                                             sla_dist_layout **out)
 {
-    if (out) *out = NULL;
     MPI_Comm dup;
-    SLA_TRY(dist_comm_dup(comm, __func__, &dup));
     int rank, size;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &size);
+    SLA_TRY(begin(comm, __func__, out, &dup, &rank, &size));
     int64_t r64 = root;
     static const char *const names[1] = {"root"};
     sla_status st = dist_agree_same(dup, __func__, SLA_OK, 1, &r64, names);

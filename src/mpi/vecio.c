@@ -28,12 +28,14 @@ static sla_status owned_on_root(const sla_dist_layout *L, const char *func, int 
 }
 
 /* Local checks and the agreement of both directions; *X and *lists as owned_on_root, *buf a
- * [max(n, root: N)][batch][k] staging buffer. */
+ * staging buffer of message entries ([batch][k] each; root: N, others: n), *mine this rank's
+ * entries (*buf itself except on the root). */
 static sla_status prepare(const char *func, const sla_dist_layout *L, sla_dtype dtype,
                           int64_t batch, int64_t k, int root, const void *global,
-                          const void *local, dist_xchg *X, int64_t **lists, char **buf)
+                          const void *local, dist_xchg *X, int64_t **lists, char **buf,
+                          char **mine)
 {
-    *buf = NULL;
+    *buf = *mine = NULL;
     int64_t same[4] = {dtype, batch, k, root};
     static const char *const names[4] = {"dtype", "batch", "k", "root"};
     sla_status st = SLA_OK;
@@ -52,11 +54,15 @@ static sla_status prepare(const char *func, const sla_dist_layout *L, sla_dtype 
     size_t unit = st == SLA_OK ? (size_t)(batch * k) * sla_dtype_size(dtype) : 0;
     if (st == SLA_OK && !(*buf = sla_malloc((size_t)rows, unit, "vector staging buffer")))
         st = sla_error_attribute(SLA_ENOMEM, func);
+    if (st == SLA_OK)
+        *mine = L->rank == root ? sla_malloc((size_t)L->n, unit, "own slice") : *buf;
+    if (st == SLA_OK && !*mine) st = sla_error_attribute(SLA_ENOMEM, func);
     st = dist_agree_same(L->comm, func, st, 4, same, names);
     if (st == SLA_OK) st = owned_on_root(L, func, root, X, lists);
     if (st < 0) {
+        if (*mine != *buf) sla_free(*mine);
         sla_free(*buf);
-        *buf = NULL;
+        *buf = *mine = NULL;
     }
     return st;
 }
@@ -75,51 +81,43 @@ static void repack(int to_msg, int64_t batch, int64_t n, int64_t nvec, int64_t k
         }
 }
 
-sla_status sla_dist_vec_scatter(const sla_dist_layout *L, sla_dtype dtype, int64_t batch,
-                                int64_t k, int root, const void *global, void *local)
+/* One direction of the transfer: to_root = 0 scatters global (root) into local, 1 gathers. */
+static sla_status transfer(const char *func, const sla_dist_layout *L, sla_dtype dtype,
+                           int64_t batch, int64_t k, int root, void *global, void *local,
+                           int to_root)
 {
-    SLA_CHECK_ARG(L, "L is NULL");
+    SLA_CHECK_ARG_AS(func, L, "L is NULL");
     dist_xchg X;
-    int64_t *lists;
-    char *buf;
-    SLA_TRY(prepare(__func__, L, dtype, batch, k, root, global, local, &X, &lists, &buf));
+    int64_t *lists = NULL;
+    char *buf = NULL, *mine = NULL;
+    SLA_TRY(prepare(func, L, dtype, batch, k, root, global, local, &X, &lists, &buf, &mine));
     size_t es = sla_dtype_size(dtype), unit = (size_t)(batch * k) * es;
-    char *msg = buf;                         /* root: [N] message entries; others: [n] */
-    if (L->rank == root)
-        repack(1, batch, L->N, L->N, k, es, lists, (char *)global, msg);
-    /* root's entries for rank r are at rdispl[r]: send them back along the gather's layout */
-    char *mine = L->rank == root ? sla_malloc((size_t)L->n, unit, "own slice") : msg;
-    sla_status st = dist_agree(L->comm, __func__, mine ? SLA_OK
-                                                       : sla_error_attribute(SLA_ENOMEM, __func__));
-    if (st == SLA_OK) st = dist_xchg_run(&X, L->comm, __func__, unit, msg, mine, 1);
-    if (st == SLA_OK) repack(0, batch, L->n, L->n, k, es, NULL, local, mine);
-    if (mine != msg) sla_free(mine);
+    sla_status st;
+    if (to_root) {
+        repack(1, batch, L->n, L->n, k, es, NULL, local, mine);
+        st = dist_xchg_run(&X, L->comm, func, unit, mine, buf, 0);
+        if (st == SLA_OK && L->rank == root) repack(0, batch, L->N, L->N, k, es, lists, global, buf);
+    } else {
+        if (L->rank == root) repack(1, batch, L->N, L->N, k, es, lists, global, buf);
+        /* root's entries for rank r are at rdispl[r]: sent back along the gather's layout */
+        st = dist_xchg_run(&X, L->comm, func, unit, buf, mine, 1);
+        if (st == SLA_OK) repack(0, batch, L->n, L->n, k, es, NULL, local, mine);
+    }
+    if (mine != buf) sla_free(mine);
     sla_free(buf);
     sla_free(lists);
     dist_xchg_free(&X);
     return st;
 }
 
+sla_status sla_dist_vec_scatter(const sla_dist_layout *L, sla_dtype dtype, int64_t batch,
+                                int64_t k, int root, const void *global, void *local)
+{
+    return transfer(__func__, L, dtype, batch, k, root, (void *)global, local, 0);
+}
+
 sla_status sla_dist_vec_gather(const sla_dist_layout *L, sla_dtype dtype, int64_t batch,
                                int64_t k, int root, const void *local, void *global)
 {
-    SLA_CHECK_ARG(L, "L is NULL");
-    dist_xchg X;
-    int64_t *lists;
-    char *buf;
-    SLA_TRY(prepare(__func__, L, dtype, batch, k, root, global, local, &X, &lists, &buf));
-    size_t es = sla_dtype_size(dtype), unit = (size_t)(batch * k) * es;
-    char *mine = L->rank == root ? sla_malloc((size_t)L->n, unit, "own slice") : buf;
-    sla_status st = dist_agree(L->comm, __func__, mine ? SLA_OK
-                                                       : sla_error_attribute(SLA_ENOMEM, __func__));
-    if (st == SLA_OK) {
-        repack(1, batch, L->n, L->n, k, es, NULL, (char *)local, mine);
-        st = dist_xchg_run(&X, L->comm, __func__, unit, mine, buf, 0);
-    }
-    if (st == SLA_OK && L->rank == root) repack(0, batch, L->N, L->N, k, es, lists, global, buf);
-    if (mine != buf) sla_free(mine);
-    sla_free(buf);
-    sla_free(lists);
-    dist_xchg_free(&X);
-    return st;
+    return transfer(__func__, L, dtype, batch, k, root, global, (void *)local, 1);
 }

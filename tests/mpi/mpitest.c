@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mpitest.h"
+#include "testutil.h"
 
 int mt_rank, mt_size;
 static int failures;
@@ -123,19 +124,9 @@ void mt_serial(const mt_coo *A, sla_pattern **p, double **csr)
     MT_OK(sla_values_gather(*p, SLA_FLOAT64, 1, A->val, *csr));
 }
 
-double mt_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
+double mt_rand(uint64_t *state) { return tu_rand(state); }
 
-void mt_fill(double *x, int64_t n, uint64_t seed)
-{
-    for (int64_t i = 0; i < n; i++) x[i] = mt_rand(&seed);
-}
+void mt_fill(double *x, int64_t n, uint64_t seed) { tu_fill_random(x, n, seed); }
 
 void mt_random_part(int64_t N, int p, uint64_t seed, int *part)
 {

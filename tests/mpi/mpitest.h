@@ -43,7 +43,7 @@ int mt_load(const char *name, mt_coo *A);
 /* Serial pattern and CSR values of A (duplicates summed). */
 void mt_serial(const mt_coo *A, sla_pattern **p, double **csr);
 
-/* Uniform in [-1, 1), splitmix64; the same sequence on every rank for the same seed. */
+/* Uniform in [-1, 1) (tests/c testutil's splitmix64): the same on every rank for a seed. */
 double mt_rand(uint64_t *state);
 void mt_fill(double *x, int64_t n, uint64_t seed);
 /* A random partition: part[g] uniform over the ranks (the same on every rank). */
