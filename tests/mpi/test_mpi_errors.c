@@ -27,6 +27,7 @@ static void expect(const char *what, sla_status st, sla_status want, int bad, co
     if (bad >= 0) MPI_Bcast(need, sizeof need, MPI_CHAR, bad, MPI_COMM_WORLD);
     MT_CHECK(strcmp(msg0, sla_last_error()) == 0, "%s: message differs from rank 0's:\n  here:   %s\n"
              "  rank 0: %s", what, sla_last_error(), msg0);
+    if (getenv("MT_VERBOSE") && mt_rank == 0) printf("%s: %s\n", what, msg0);
     char rank[32];
     snprintf(rank, sizeof rank, "rank %d: ", bad);
     MT_CHECK((bad < 0 || strstr(msg0, rank)) && strstr(msg0, need), "%s: message '%s' does not "
