@@ -25,10 +25,6 @@ enum { DIST_TAG_XCHG = 0x51a0, DIST_TAG_HALO = 0x51a1, DIST_TAG_REVERSE = 0x51a2
 sla_status dist_agree_same(MPI_Comm comm, const char *func, sla_status st, int n,
                            const int64_t *vals, const char *const *names);
 
-/* Agrees and returns from the calling function on error (all ranks together). */
-#define DIST_AGREE(comm, func, st) \
-    do { sla_status dist_ag_ = dist_agree((comm), (func), (st)); \
-         if (dist_ag_ < 0) return dist_ag_; } while (0)
 sla_status dist_agree(MPI_Comm comm, const char *func, sla_status st);
 
 /* The failure half of an agreement: rank `first` broadcasts its status and message, every rank

@@ -63,7 +63,11 @@ sla_status dist_xchg_run(const dist_xchg *X, MPI_Comm comm, const char *func, si
     int nreq = 0;
     for (int r = 0; r < X->size; r++) nreq += (r != rank && sc[r] > 0) + (r != rank && rcnt[r] > 0);
     MPI_Request *req = sla_malloc((size_t)nreq, sizeof *req, "exchange requests");
-    DIST_AGREE(comm, func, req ? SLA_OK : sla_error_attribute(SLA_ENOMEM, func));
+    sla_status st = dist_agree(comm, func, req ? SLA_OK : sla_error_attribute(SLA_ENOMEM, func));
+    if (st < 0) {                   /* another rank may have failed: ours is freed too */
+        sla_free(req);
+        return st;
+    }
     MPI_Datatype type;
     int rc = MPI_Type_contiguous((int)es, MPI_BYTE, &type);
     if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&type);

@@ -74,8 +74,12 @@ sla_status dist_ghost_ints(const sla_dist_pattern *P, const char *func, const in
                            int *ghost)
 {
     dist_halo_buf B;
-    SLA_TRY(dist_agree(P->comm, func, dist_halo_buf_init(&B, P, sizeof(int), 1, 1, func)));
-    sla_status st = dist_halo_start(P, &B, owned, ghost);
+    sla_status st = dist_agree(P->comm, func, dist_halo_buf_init(&B, P, sizeof(int), 1, 1, func));
+    if (st < 0) {
+        dist_halo_buf_free(&B);                 /* allocated here if another rank failed */
+        return st;
+    }
+    st = dist_halo_start(P, &B, owned, ghost);
     sla_status sf = dist_halo_finish(P, &B, ghost);
     dist_halo_buf_free(&B);
     return st < 0 ? st : sf;

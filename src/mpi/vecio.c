@@ -11,7 +11,10 @@ static sla_status owned_on_root(const sla_dist_layout *L, const char *func, int 
 {
     *lists = NULL;
     sla_status st = dist_agree(L->comm, func, dist_xchg_init(X, L->size, func));
-    if (st < 0) return st;
+    if (st < 0) {
+        dist_xchg_free(X);                      /* allocated here if another rank failed */
+        return st;
+    }
     X->scount[root] = L->n;
     st = dist_xchg_counts(X, L->comm, func);
     if (st == SLA_OK) {
