@@ -190,10 +190,5 @@ void dist_add_rows(sla_dtype dtype, int64_t nb, int64_t k, int64_t ny, int64_t n
 /* local[b][slot[e]] (zeroed first, −0) += recv[e][b]: COO values into local slots. */
 void dist_gather_slots(sla_dtype dtype, int64_t batch, int64_t nloc, int64_t nrecv,
                        const int64_t *slot, const void *recv, void *local);
-/* out = Σ_b in[b] ([batch][n] → [n]) in batch order. */
-void dist_sum_batch(sla_dtype dtype, int64_t batch, int64_t n, const void *in, void *out);
-
-/* Capture of PT-Scotch's error messages (partition_scotch.c). */
-const char *dist_scotch_last_message(void);
 
 #endif

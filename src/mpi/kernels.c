@@ -15,8 +15,3 @@ void dist_gather_slots(sla_dtype dtype, int64_t batch, int64_t nloc, int64_t nre
 {
     SLA_DISPATCH(dtype, gather_slots, (batch, nloc, nrecv, slot, recv, local));
 }
-
-void dist_sum_batch(sla_dtype dtype, int64_t batch, int64_t n, const void *in, void *out)
-{
-    SLA_DISPATCH(dtype, sum_batch, (batch, n, in, out));
-}

@@ -35,8 +35,6 @@ SLA_API void SCOTCH_errorPrintW(const char *const fmt, ...)
 
 SLA_API void SCOTCH_errorProg(const char *const name) { (void)name; }
 
-const char *dist_scotch_last_message(void) { return scotch_message; }
-
 static sla_status scotch_error(const char *func, const char *call)
 {
     return sla_error_set(SLA_EBACKEND, func, "%s failed%s%s", call,
@@ -143,8 +141,6 @@ sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
 }
 
 #else
-
-const char *dist_scotch_last_message(void) { return ""; }
 
 sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
 {

@@ -23,13 +23,3 @@ static void FN(gather_slots)(int64_t batch, int64_t nloc, int64_t nrecv, const i
     for (int64_t e = 0; e < nrecv; e++)
         for (int64_t b = 0; b < batch; b++) local[b * nloc + slot[e]] += recv[e * batch + b];
 }
-
-/* out[i] = Σ_b in[b][i], batch order. */
-static void FN(sum_batch)(int64_t batch, int64_t n, const REAL *in, REAL *out)
-{
-    for (int64_t i = 0; i < n; i++) {
-        REAL s = in[i];
-        for (int64_t b = 1; b < batch; b++) s += in[b * n + i];
-        out[i] = s;
-    }
-}
