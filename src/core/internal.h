@@ -1,5 +1,6 @@
 /* Private helpers shared by every layer of libsla: error raising, checked allocation,
- * OpenMP row partitioning. Not installed. */
+ * OpenMP row partitioning. Not installed. Functions marked SLA_API are exported for the
+ * libraries built from this tree on top of libsla (libsla_mpi), which include this header. */
 #ifndef SLA_INTERNAL_H
 #define SLA_INTERNAL_H
 
@@ -10,11 +11,11 @@
 
 /** Records "func: message" as the calling thread's last error and returns status.
  *  Use through SLA_FAIL so the function name is filled in. */
-sla_status sla_error_set(sla_status status, const char *func, const char *fmt, ...)
+SLA_API sla_status sla_error_set(sla_status status, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /** Adds context in front of the current message: "func: prefix: <previous message>". */
-sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
+SLA_API sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /** For an error status (< 0): makes the message start with "func: ", func being the public
@@ -22,7 +23,7 @@ sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, 
  *  the entry point: "sla_malloc: cannot allocate ..." becomes "func: cannot allocate ...",
  *  "cholmod_factorize: ..." becomes "func: cholmod_factorize: ...". A message that already
  *  starts with "func:" is kept. Returns status unchanged (warnings pass through untouched). */
-sla_status sla_error_attribute(sla_status status, const char *func);
+SLA_API sla_status sla_error_attribute(sla_status status, const char *func);
 
 #define SLA_FAIL(status, ...) sla_error_set((status), __func__, __VA_ARGS__)
 /** The same, naming the public function `func` (for helpers whose own name means nothing to
@@ -39,9 +40,9 @@ sla_status sla_error_attribute(sla_status status, const char *func);
 /** malloc/calloc of count × size bytes with overflow check; NULL (and an SLA_ENOMEM message
  *  naming `what`) on failure. count = 0 returns a valid 1-byte allocation. The test hook
  *  sla_test_fail_alloc_after() makes the n-th later allocation fail. */
-void *sla_malloc(size_t count, size_t size, const char *what);
-void *sla_calloc(size_t count, size_t size, const char *what);
-void sla_free(void *p);
+SLA_API void *sla_malloc(size_t count, size_t size, const char *what);
+SLA_API void *sla_calloc(size_t count, size_t size, const char *what);
+SLA_API void sla_free(void *p);
 
 /** Test hook (exported for the test suite only): the n-th allocation from now fails
  *  (n = 0: the next one); n < 0 disables. Returns the number of allocations since the last call. */
@@ -85,10 +86,10 @@ void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_
 /** sla_matrix_check() on behalf of the public function func, naming the matrix argument
  *  `name` in messages ("sla_solver_create: A is NULL", "... A->values[0][17] (row 3, col 4)
  *  is not finite"). */
-sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
+SLA_API sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite);
 
 /** 1 if every one of n doubles/floats is finite; else 0 and *bad = first bad index. */
-int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
+SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
 
 #endif

@@ -19,15 +19,15 @@ void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int6
 
 /** Number of elements of a dense block [nbatch][rows][k] in *count, or SLA_EINVAL naming `name`
  *  if that overflows int64, or if ptr is NULL while the block is not empty. */
-sla_status sla_check_block(const char *func, const char *name, const void *ptr, int64_t nbatch,
+SLA_API sla_status sla_check_block(const char *func, const char *name, const void *ptr, int64_t nbatch,
                            int64_t rows, int64_t k, int64_t *count);
 
 /** SLA_EINVAL naming `name` unless value is 0 or 1. */
-sla_status sla_check_flag(const char *func, const char *name, int value);
+SLA_API sla_status sla_check_flag(const char *func, const char *name, int value);
 
 /** SLA_EINVAL naming both arrays if out (written) overlaps in (read): a kernel would then read
  *  entries it has already overwritten, and an input would be modified. Sizes in bytes. */
-sla_status sla_check_overlap(const char *func, const char *out_name, const void *out,
+SLA_API sla_status sla_check_overlap(const char *func, const char *out_name, const void *out,
                              size_t out_bytes, const char *in_name, const void *in,
                              size_t in_bytes);
 
@@ -37,7 +37,7 @@ typedef struct sla_buf { const char *name; const void *p; size_t bytes; } sla_bu
 /** sla_check_overlap for every output against every input, then against every earlier output
  *  (named "out[i] overlaps out[j]", j < i): all checked before anything is written, so that no
  *  input is modified. */
-sla_status sla_check_aliasing(const char *func, const sla_buf *out, int nout, const sla_buf *in,
+SLA_API sla_status sla_check_aliasing(const char *func, const sla_buf *out, int nout, const sla_buf *in,
                               int nin);
 
 /** The kernel of sla_pattern_outer_add() (arguments already checked), with

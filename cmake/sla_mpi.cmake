@@ -1,0 +1,63 @@
+# libsla_mpi: distributed matrices over MPI (src/mpi, include/sla/mpi.h), a separate shared
+# library on top of libsla, built when SLA_WITH_MPI is ON and an MPI for C is found. PT-Scotch
+# (libptscotch-dev) is optional: without it the PT-Scotch partitioner says it is not compiled in.
+set(SLA_MPI_BUILT OFF)
+find_package(MPI COMPONENTS C)
+if(NOT MPI_C_FOUND)
+  message(STATUS "sla: MPI for C not found: libsla_mpi is not built (apt-get install libopenmpi-dev)")
+  return()
+endif()
+set(SLA_MPI_BUILT ON)
+
+find_path(SLA_PTSCOTCH_INCLUDE NAMES ptscotch.h PATH_SUFFIXES scotch)
+find_library(SLA_PTSCOTCH_LIB NAMES ptscotch)
+find_library(SLA_SCOTCH_LIB NAMES scotch)
+set(SLA_HAVE_PTSCOTCH OFF)
+if(SLA_PTSCOTCH_INCLUDE AND SLA_PTSCOTCH_LIB AND SLA_SCOTCH_LIB)
+  set(SLA_HAVE_PTSCOTCH ON)
+endif()
+message(STATUS "sla: libsla_mpi with MPI ${MPI_C_VERSION}, METIS ${SLA_HAVE_METIS}, PT-Scotch ${SLA_HAVE_PTSCOTCH}")
+configure_file(cmake/mpi_config.h.in "${CMAKE_CURRENT_BINARY_DIR}/include/sla/mpi_config.h" @ONLY)
+
+file(GLOB SLA_MPI_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/mpi/*.c")
+add_library(sla_mpi SHARED ${SLA_MPI_SOURCES})
+add_library(sla::sla_mpi ALIAS sla_mpi)
+set_target_properties(sla_mpi PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+                                         C_VISIBILITY_PRESET hidden)
+target_compile_definitions(sla_mpi PRIVATE SLA_BUILDING_LIBRARY)
+target_include_directories(sla_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(sla_mpi PUBLIC sla MPI::MPI_C PRIVATE OpenMP::OpenMP_C ${M_LIB})
+if(SLA_HAVE_METIS)
+  target_include_directories(sla_mpi PRIVATE ${SLA_METIS_INCLUDE})
+  target_link_libraries(sla_mpi PRIVATE ${SLA_METIS_LIB})
+endif()
+if(SLA_HAVE_PTSCOTCH)
+  target_include_directories(sla_mpi PRIVATE ${SLA_PTSCOTCH_INCLUDE})
+  target_link_libraries(sla_mpi PRIVATE ${SLA_PTSCOTCH_LIB} ${SLA_SCOTCH_LIB})
+endif()
+
+install(TARGETS sla_mpi EXPORT slaTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/sla/mpi.h "${CMAKE_CURRENT_BINARY_DIR}/include/sla/mpi_config.h"
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sla)
+
+# sla_mpi.pc (called after sla.pc's variables are set): requires sla and the MPI's own .pc
+# when pkg-config knows it (Debian: mpi-c), else carries the MPI flags CMake found.
+function(sla_mpi_pkgconfig)
+  pkg_check_modules(SLA_MPI_PC QUIET mpi-c)
+  if(SLA_MPI_PC_FOUND)
+    set(SLA_MPI_PC_REQUIRES "sla mpi-c")
+    set(SLA_MPI_PC_CFLAGS "")
+    set(SLA_MPI_PC_LIBS "")
+  else()
+    set(SLA_MPI_PC_REQUIRES "sla")
+    list(TRANSFORM MPI_C_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE incs)
+    string(JOIN " " SLA_MPI_PC_CFLAGS ${incs})
+    string(JOIN " " SLA_MPI_PC_LIBS ${MPI_C_LIBRARIES})
+  endif()
+  configure_file(cmake/sla_mpi.pc.in "${CMAKE_CURRENT_BINARY_DIR}/sla_mpi.pc" @ONLY)
+  install(FILES "${CMAKE_CURRENT_BINARY_DIR}/sla_mpi.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endfunction()

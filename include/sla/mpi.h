@@ -1,0 +1,431 @@
+/* sla/mpi.h: libsla_mpi, distributed sparse matrices over MPI (link with sla::sla_mpi or
+ * `pkg-config sla_mpi`).
+ *
+ * ============================================================================================
+ * Conventions of the distributed layer (in addition to those of sla.h)
+ * ============================================================================================
+ * Layout     an sla_dist_layout says which rank owns which of N global indices (rows of a
+ *            matrix, entries of a vector). Ownership is contiguous ranges or any partition
+ *            (non-contiguous: a rank may own global indices 3, 17 and 40). A rank's owned
+ *            indices are numbered 0 … n_local − 1 in ascending global order (the local index);
+ *            a distributed vector is, on each rank, the array of its owned entries in that order.
+ * Matrix     each rank owns the rows of its row layout. Its local rows split into a diagonal
+ *            block (columns owned by this rank in the column layout, local column indices) and
+ *            an off-diagonal block (every other column, compressed into "ghost" columns
+ *            0 … nghost − 1 with a ghost-to-global map): hypre's ParCSR, PETSc's MPIAIJ. Both
+ *            blocks are sla_patterns; one sla_dist_pattern serves a batch of value sets.
+ * Values     a rank's local values are [batch][nnz_local] with, in each batch element, the
+ *            diagonal block's nnz_diag slots (its CSR order) followed by the off-diagonal
+ *            block's nnz_offd slots. sla_dist_values_gather() builds them from the caller's COO
+ *            values (in the order each rank handed its entries in), sla_dist_values_scatter()
+ *            takes gradients back to that order.
+ * Halo plan  computed once when the pattern is built and kept with it: the neighbours this
+ *            rank receives ghost values from and sends owned values to, with their index
+ *            lists. New values never rebuild it.
+ * Indices    global indices int64, 0-based; local block column indices int32 (sla_pattern's).
+ * Collective every function marked "collective" must be called by every rank of the layout's
+ *            communicator, in the same order, with the same dtype, batch, k, op and flags. They
+ *            never hang on bad input: an error found on any rank (bad argument, NaN, index out
+ *            of range, failed allocation, arguments that differ between ranks) is agreed on,
+ *            and every rank returns the same status and the same message, which names the
+ *            lowest failing rank: "sla_dist_spmv: rank 2: x is NULL". The exception is a
+ *            NULL layout, pattern or matrix, whose communicator is unknown: that rank returns
+ *            SLA_EINVAL alone. Outputs are untouched on error on every rank. The library never
+ *            calls MPI_Abort, prints or exits.
+ * Communica- layouts duplicate the communicator they are given (MPI_Comm_dup) and send only
+ * tors       on the duplicate, so sla's messages never meet the caller's. MPI must be
+ *            initialized (MPI_Init or MPI_Init_thread) before any call; a layout and the objects
+ *            built on it are used by one thread at a time.
+ * Determinism results are bit-identical run to run for a fixed number of ranks, partition and
+ *            thread count: incoming halo contributions are added in ascending rank order, and
+ *            reductions (dots, norms) are summed locally in fixed chunks (independent of the
+ *            thread count) and across ranks by a recursive-doubling tree of fixed shape, so
+ *            that every rank holds the same bits. They differ from serial results by rounding
+ *            only (a row is summed as diagonal block, then off-diagonal block).
+ * ============================================================================================
+ */
+#ifndef SLA_MPI_H
+#define SLA_MPI_H
+
+#include <mpi.h>
+
+#include "sla/sla.h"
+#include "sla/mpi_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------- */
+
+/** Agrees on a status across comm. Collective.
+ *  Every rank passes its local status; if some rank's is an error (< 0), every rank returns
+ *  the status of the lowest such rank r, and sla_last_error() on every rank becomes
+ *  "func: rank r: <r's message>" (r's own "func: " prefix removed). Otherwise each rank
+ *  returns its own status (0 or a warning). func names the caller's operation (NULL: "sla").
+ *  @return the agreed status; SLA_EBACKEND if MPI itself failed. */
+SLA_API sla_status sla_dist_agree(MPI_Comm comm, const char *func, sla_status status);
+
+/* ---------------------------------------------------------------------------------------------
+ * Layouts: who owns which global index
+ * ------------------------------------------------------------------------------------------- */
+
+/** Opaque, immutable, reference-counted ownership map of N global indices over the ranks of a
+ *  communicator (duplicated inside). */
+typedef struct sla_dist_layout sla_dist_layout;
+
+/** Contiguous layout: rank r owns [offset_r, offset_r + n_r) with offsets in rank order.
+ *  Collective.
+ *  @param[in] comm     communicator (duplicated; the caller keeps its own).
+ *  @param[in] N        global size ≥ 0, the same on every rank.
+ *  @param[in] n_local  rows owned here, ≥ 0, summing to N; or −1 on every rank for the
+ *                      balanced split (rank r owns ⌊N/p⌋ or ⌊N/p⌋ + 1, the larger first).
+ *  @param[out] out     new layout; free with sla_dist_layout_free() (collective).
+ *  @return SLA_OK; SLA_EINVAL (negative N or n_local, counts not summing to N, −1 on some
+ *          ranks only); SLA_ESHAPE (N differs between ranks); SLA_ENOMEM; SLA_EBACKEND. */
+SLA_API sla_status sla_dist_layout_create(MPI_Comm comm, int64_t N, int64_t n_local,
+                                          sla_dist_layout **out);
+
+/** Layout from the indices each rank owns (any order): together they must be a partition of
+ *  [0, N) (each index owned by exactly one rank). Ownership need not be contiguous; when it is
+ *  (ascending ranges in rank order) the layout is recognised as contiguous. Collective.
+ *  Owners are found through a distributed directory (the index range split evenly over the
+ *  ranks, each rank answering for its part, as hypre's assumed partition), so no rank stores
+ *  O(N) data. Cost: two all-to-all exchanges of O(n_local) data.
+ *  @param[in] owned  [n_local] int64 global indices.
+ *  @return SLA_OK; SLA_EINDEX naming an index out of [0, N), owned twice (and by which ranks)
+ *          or by no rank; SLA_EINVAL; SLA_ESHAPE (N differs); SLA_ENOMEM; SLA_EBACKEND. */
+SLA_API sla_status sla_dist_layout_create_owned(MPI_Comm comm, int64_t N, int64_t n_local,
+                                                const int64_t *owned, sla_dist_layout **out);
+
+/** Layout from a partition vector on one rank: global index g goes to rank part[g].
+ *  Collective. part is [N] int and read on rank root only (NULL elsewhere).
+ *  @return SLA_OK; SLA_EINDEX naming the first part[g] outside [0, p); SLA_EINVAL (root out of
+ *          range, part NULL on root); SLA_ESHAPE; SLA_ENOMEM; SLA_EBACKEND. */
+SLA_API sla_status sla_dist_layout_create_partition(MPI_Comm comm, int64_t N, const int *part,
+                                                    int root, sla_dist_layout **out);
+
+/** Layout from a distributed partition vector: this rank assigns global indices global[i] to
+ *  ranks part[i] (i < n); the indices of all ranks together must cover [0, N) once (e.g. each
+ *  rank assigns the rows it owns in another layout, as PT-Scotch returns a partition).
+ *  Collective; O(n) data per rank.
+ *  @return as sla_dist_layout_create_owned(), and SLA_EINDEX for part[i] outside [0, p). */
+SLA_API sla_status sla_dist_layout_create_assigned(MPI_Comm comm, int64_t N, int64_t n,
+                                                   const int64_t *global, const int *part,
+                                                   sla_dist_layout **out);
+
+/** Adds a reference; returns L. Local. */
+SLA_API sla_dist_layout *sla_dist_layout_retain(sla_dist_layout *L);
+
+/** Drops a reference and sets *L to NULL; the last reference frees the duplicated
+ *  communicator, so dropping it is collective (every rank, same order). NULL allowed. */
+SLA_API void sla_dist_layout_free(sla_dist_layout **L);
+
+/** The layout's private communicator (borrowed; pass it to the sla_dist_vec_* functions). */
+SLA_API MPI_Comm sla_dist_layout_comm(const sla_dist_layout *L);
+/** Global size N. */
+SLA_API int64_t sla_dist_layout_size(const sla_dist_layout *L);
+/** Number of indices this rank owns. */
+SLA_API int64_t sla_dist_layout_local_size(const sla_dist_layout *L);
+/** Borrowed [local size] int64: the global index of each local index, ascending. */
+SLA_API const int64_t *sla_dist_layout_global(const sla_dist_layout *L);
+/** 1 if ownership is contiguous ranges in rank order, else 0. */
+SLA_API int sla_dist_layout_is_contiguous(const sla_dist_layout *L);
+/** Local index of global index g on this rank, or −1 if this rank does not own it. Local;
+ *  O(1) for contiguous layouts, O(log n_local) otherwise. */
+SLA_API int64_t sla_dist_layout_local_index(const sla_dist_layout *L, int64_t g);
+
+/* ---------------------------------------------------------------------------------------------
+ * Distributed patterns and matrices
+ * ------------------------------------------------------------------------------------------- */
+
+/** Opaque, immutable, reference-counted distributed sparsity pattern: this rank's rows as a
+ *  diagonal and an off-diagonal block, the ghost-to-global map, the halo plan, and the map
+ *  from this rank's COO input entries to local value slots (on whichever rank owns them). */
+typedef struct sla_dist_pattern sla_dist_pattern;
+
+/** A borrowed view of this rank's local values on a distributed pattern, like sla_matrix:
+ *  values [batch][nnz_local] of dtype (diagonal block slots, then off-diagonal block slots). */
+typedef struct sla_dist_matrix {
+    const sla_dist_pattern *pattern;
+    sla_dtype dtype;
+    int64_t batch;           /**< B ≥ 1, the same on every rank */
+    const void *values;      /**< [batch][nnz_local] */
+} sla_dist_matrix;
+
+/** Makes a view (no copy). Local. */
+SLA_API sla_dist_matrix sla_dist_matrix_view(const sla_dist_pattern *P, sla_dtype dtype,
+                                             int64_t batch, const void *values);
+
+/** Builds a distributed pattern from each rank's own COO entries (the scalable path).
+ *  Collective.
+ *  Each rank hands any entries (row, col) of the M × N global matrix, in any order, for rows it
+ *  owns or not: entries of rows owned elsewhere are sent to their owner. Entries with equal
+ *  (row, col), on one rank or several, are duplicates: one slot, whose value is their sum
+ *  (added in ascending order of (sending rank, entry index), so deterministically) and whose
+ *  gradient each of them receives.
+ *  @param[in] rows  layout of the M rows (range space); cols layout of the N columns (domain:
+ *                   x in y = A x). Pass the same layout twice for a square matrix whose x and
+ *                   y are distributed alike. Both on the same communicator.
+ *  @param[in] nnz_in  number of entries this rank hands in, ≥ 0.
+ *  @param[in] row, col  [nnz_in] int64 global indices (NULL when nnz_in = 0).
+ *  @param[out] out  new pattern; free with sla_dist_pattern_free() (collective).
+ *  Cost: O(nnz_in) local work and one all-to-all exchange of the entries, one for the halo
+ *  requests (and directory look-ups for non-contiguous layouts).
+ *  @return SLA_OK; SLA_EINDEX naming the rank and entry with an index out of range;
+ *          SLA_EINVAL (NULL array, negative nnz_in, layouts on different communicators);
+ *          SLA_ENOMEM; SLA_EUNSUPPORTED (a local block wider than 2^31 − 1 columns, more than
+ *          2^31 − 1 entries sent to one rank); SLA_EBACKEND (MPI failed). */
+SLA_API sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows,
+                                             const sla_dist_layout *cols, int64_t nnz_in,
+                                             const int64_t *row, const int64_t *col,
+                                             sla_dist_pattern **out);
+
+/** Scatters a global matrix held on rank root into a distributed pattern and local values.
+ *  Collective. A is read on root only (pass NULL elsewhere): its nrows/ncols must equal
+ *  the layouts' sizes. The pattern's input entries are, on root, A's CSR slots in order (so
+ *  sla_dist_values_gather() with A's values on root and nothing elsewhere rebuilds the local
+ *  values, and sla_dist_values_scatter() returns gradients in A's CSR order on root).
+ *  @param[out] P       new pattern.
+ *  @param[out] values  new malloc'ed [batch][nnz_local] local values of A's dtype (free()),
+ *                      dtype and batch are broadcast from root into *dtype_out, *batch_out
+ *                      (either may be NULL).
+ *  @return as sla_dist_pattern_from_coo(), and SLA_ESHAPE if A's shape differs from the
+ *          layouts'. */
+SLA_API sla_status sla_dist_matrix_scatter(const sla_dist_layout *rows,
+                                           const sla_dist_layout *cols, int root,
+                                           const sla_matrix *A, sla_dist_pattern **P,
+                                           void **values, sla_dtype *dtype_out,
+                                           int64_t *batch_out);
+
+/** Adds a reference; returns P. Local. */
+SLA_API sla_dist_pattern *sla_dist_pattern_retain(sla_dist_pattern *P);
+/** Drops a reference, sets *P to NULL; collective when it releases the last reference to a
+ *  layout (see sla_dist_layout_free). NULL allowed. */
+SLA_API void sla_dist_pattern_free(sla_dist_pattern **P);
+
+/** Borrowed layouts of the rows (range) and columns (domain). */
+SLA_API const sla_dist_layout *sla_dist_pattern_rows(const sla_dist_pattern *P);
+SLA_API const sla_dist_layout *sla_dist_pattern_cols(const sla_dist_pattern *P);
+/** Borrowed local blocks: diagonal (n_rows_local × n_cols_local, local column indices) and
+ *  off-diagonal (n_rows_local × nghost, ghost column indices). */
+SLA_API const sla_pattern *sla_dist_pattern_diag(const sla_dist_pattern *P);
+SLA_API const sla_pattern *sla_dist_pattern_offd(const sla_dist_pattern *P);
+/** Local value slots nnz_diag + nnz_offd. */
+SLA_API int64_t sla_dist_pattern_nnz(const sla_dist_pattern *P);
+/** Number of COO entries this rank handed in. */
+SLA_API int64_t sla_dist_pattern_nnz_input(const sla_dist_pattern *P);
+/** Borrowed [*nghost] int64: global column of each ghost column, ordered by owning rank, then
+ *  ascending global index. */
+SLA_API const int64_t *sla_dist_pattern_ghosts(const sla_dist_pattern *P, int64_t *nghost);
+/** Global (row, col) of each local value slot: row, col caller-allocated [nnz_local] int64
+ *  (either may be NULL). For filling local values directly, without the COO exchange.
+ *  @return SLA_OK, SLA_EINVAL. Local. */
+SLA_API sla_status sla_dist_pattern_global_coo(const sla_dist_pattern *P, int64_t *row,
+                                               int64_t *col);
+
+/** The halo plan (borrowed arrays, valid as long as the pattern). Receives: ghost columns
+ *  [recv_ptr[q], recv_ptr[q + 1]) come from rank recv_rank[q]; sends: the owned (column layout)
+ *  local indices send_idx[send_ptr[q] … send_ptr[q + 1]) go to rank send_rank[q]. Ranks
+ *  ascending; a rank never appears in its own lists. */
+typedef struct sla_dist_halo_info {
+    int nrecv;
+    const int *recv_rank;
+    const int64_t *recv_ptr;    /**< [nrecv + 1] into the ghost columns */
+    int nsend;
+    const int *send_rank;
+    const int64_t *send_ptr;    /**< [nsend + 1] into send_idx */
+    const int64_t *send_idx;    /**< [send_ptr[nsend]] local column indices */
+} sla_dist_halo_info;
+SLA_API sla_status sla_dist_pattern_halo(const sla_dist_pattern *P, sla_dist_halo_info *halo);
+
+/** Sums this rank's COO values (in the order it handed its entries to
+ *  sla_dist_pattern_from_coo) into the local value slots of their owners. Collective.
+ *  @param[in]  coo_values    [batch][nnz_input] of dtype.
+ *  @param[out] local_values  [batch][nnz_local] of dtype, overwritten (must not overlap
+ *                            coo_values). Duplicates are summed in the order stated at
+ *                            sla_dist_pattern_from_coo. No finiteness check (see
+ *                            sla_dist_matrix_check).
+ *  @return SLA_OK; SLA_EINVAL; SLA_EDTYPE; SLA_ESHAPE (dtype or batch differ between ranks);
+ *          SLA_ENOMEM; SLA_EBACKEND. */
+SLA_API sla_status sla_dist_values_gather(const sla_dist_pattern *P, sla_dtype dtype,
+                                          int64_t batch, const void *coo_values,
+                                          void *local_values);
+
+/** The reverse of sla_dist_values_gather (for gradients): every COO entry handed in on this
+ *  rank, duplicates included, receives the value of its slot, wherever that slot lives.
+ *  Collective. local_values [batch][nnz_local] → coo_values [batch][nnz_input] (overwritten).
+ *  @return as sla_dist_values_gather(). */
+SLA_API sla_status sla_dist_values_scatter(const sla_dist_pattern *P, sla_dtype dtype,
+                                           int64_t batch, const void *local_values,
+                                           void *coo_values);
+
+/** Checks a view on every rank: pattern, dtype, batch ≥ 1, values non-NULL when needed; with
+ *  check_finite, that no value is NaN or Inf. Collective. Messages name the rank, batch
+ *  element, slot and the global row and column:
+ *  "sla_dist_matrix_check: rank 1: A->values[0][7] (row 12, col 40) is not finite".
+ *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE, SLA_ESHAPE (dtype or batch differ between ranks),
+ *          SLA_ENONFINITE. */
+SLA_API sla_status sla_dist_matrix_check(const sla_dist_matrix *A, int check_finite);
+
+/* ---------------------------------------------------------------------------------------------
+ * SpMV and its adjoint
+ * ------------------------------------------------------------------------------------------- */
+
+/** y = alpha · op(A) · x + beta · y on every rank's slices, for every matrix of the batch.
+ *  Collective.
+ *  Shapes (local, row-major, dtype of A): with (ny, nx) = local sizes of op(A)'s range and
+ *  domain layouts (rows, cols for op = N; cols, rows for op = T):
+ *    x [nx][k] (x_batched = 0, broadcast to the batch) or [batch][nx][k]; y [batch][ny][k].
+ *  op = N: the halo exchange is split-phase (receives and sends posted, diagonal block
+ *  applied, exchange finished, off-diagonal block applied). op = T: the off-diagonal block is
+ *  applied transposed into ghost contributions, which are sent back to their owners (the
+ *  reverse exchange) while the transposed diagonal block runs, then added in ascending rank
+ *  order. beta = 0 overwrites y without reading it. Local products are sla_spmv().
+ *  @return SLA_OK; SLA_EINVAL (NULL array, k < 1, bad op or flag, overlap of y with x or the
+ *          values); SLA_EDTYPE; SLA_ESHAPE (op, k, batch, x_batched or dtype differ between
+ *          ranks); SLA_ENOMEM; SLA_EBACKEND. y untouched on error. */
+SLA_API sla_status sla_dist_spmv(sla_op op, double alpha, const sla_dist_matrix *A,
+                                 const void *x, int x_batched, int64_t k, double beta, void *y);
+
+/** Vector–Jacobian product of y = alpha · op(A) · x, as sla_spmv_vjp(). Collective.
+ *    dx = alpha · op(A)ᵀ · g (the other op's distributed product: a reverse exchange for
+ *         op = N), the shape of x (summed over the batch in batch order when x_batched = 0);
+ *    dvalues [batch][nnz_local]: ∂a_s = alpha · Σ_j g[r_s][j]·x[c_s][j] (op = N) or
+ *         alpha · Σ_j x[r_s][j]·g[c_s][j] (op = T), local: the diagonal block by the pattern
+ *         outer product with owned entries, the off-diagonal block with the ghost values of x
+ *         (op = N) or g (op = T) from one forward halo exchange.
+ *  Either output may be NULL (skipped; x may then be NULL if dvalues is). Use
+ *  sla_dist_values_scatter() to take dvalues to the callers' COO order.
+ *  @return as sla_dist_spmv(); outputs untouched on error. */
+SLA_API sla_status sla_dist_spmv_vjp(sla_op op, double alpha, const sla_dist_matrix *A,
+                                     const void *x, int x_batched, int64_t k, const void *g,
+                                     void *dx, void *dvalues);
+
+/* ---------------------------------------------------------------------------------------------
+ * Distributed vectors: scatter/gather and the kernels of a Krylov vector space
+ * ------------------------------------------------------------------------------------------- */
+
+/** Scatters global vectors on root, [batch][N][k] of dtype (read on root only), into each
+ *  rank's owned slices [batch][n_local][k]. Collective.
+ *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE, SLA_ESHAPE (arguments differ between ranks),
+ *          SLA_ENOMEM, SLA_EBACKEND. */
+SLA_API sla_status sla_dist_vec_scatter(const sla_dist_layout *L, sla_dtype dtype,
+                                        int64_t batch, int64_t k, int root, const void *global,
+                                        void *local);
+
+/** Gathers each rank's slices [batch][n_local][k] into [batch][N][k] on root (written on root
+ *  only; NULL elsewhere). Collective. @return as sla_dist_vec_scatter(). */
+SLA_API sla_status sla_dist_vec_gather(const sla_dist_layout *L, sla_dtype dtype,
+                                       int64_t batch, int64_t k, int root, const void *local,
+                                       void *global);
+
+/** Deterministic sum over the ranks of m doubles: global[i] = Σ_r local_r[i], the same bits on
+ *  every rank and in every run with the same rank count (recursive doubling with a fixed
+ *  pairing, 32 values per round). Collective. global may equal local.
+ *  comm: a layout's communicator (point-to-point messages with sla's reserved tags).
+ *  @return SLA_OK, SLA_EINVAL (m < 0, NULL arrays, m differing between ranks), SLA_EBACKEND. */
+SLA_API sla_status sla_dist_allsum(MPI_Comm comm, int m, const double *local, double *global);
+
+/* The vector-space kernels below work on this rank's n local entries of dtype. Reductions are
+ * accumulated in double, in fixed chunks of the local range (so independent of the thread
+ * count), then summed across ranks by sla_dist_allsum's tree: collective, one reduction each.
+ * Local kernels (axpby, cg_direction) are not collective. All return SLA_EINVAL for NULL
+ * arrays with n > 0, negative n, and SLA_EDTYPE, agreed across ranks when collective. */
+
+/** *out = xᵀy over all ranks. Collective. */
+SLA_API sla_status sla_dist_vec_dot(MPI_Comm comm, sla_dtype dtype, int64_t n, const void *x,
+                                    const void *y, double *out);
+/** out[i] = x_iᵀ y for i < m (m ≥ 0, the same on all ranks), one reduction (classical
+ *  Gram–Schmidt, block methods). x[i] each [n]. Collective. */
+SLA_API sla_status sla_dist_vec_mdot(MPI_Comm comm, sla_dtype dtype, int64_t n, int m,
+                                     const void *const *x, const void *y, double *out);
+/** *out = ‖x‖₂ = sqrt(xᵀx) over all ranks. Collective. */
+SLA_API sla_status sla_dist_vec_norm2(MPI_Comm comm, sla_dtype dtype, int64_t n, const void *x,
+                                      double *out);
+/** y = a·x + b·y; b = 0 overwrites y without reading it; a = b = 0 sets y = 0 without reading
+ *  x. Local. */
+SLA_API sla_status sla_dist_vec_axpby(sla_dtype dtype, int64_t n, double a, const void *x,
+                                      double b, void *y);
+/** CG's fused update in one pass: x += α·p; r −= α·q; *rr = rᵀr; *rz = rᵀ·diag(inv_diag)·r
+ *  when inv_diag is not NULL (Jacobi, z never stored), else *rz = *rr. One reduction of two
+ *  values. Collective. */
+SLA_API sla_status sla_dist_vec_cg_update(MPI_Comm comm, sla_dtype dtype, int64_t n,
+                                          double alpha, const void *p, const void *q, void *x,
+                                          void *r, const void *inv_diag, double *rr,
+                                          double *rz);
+/** CG's new direction p = z + β·p, with z = diag(inv_diag)·z when inv_diag is not NULL.
+ *  Local. */
+SLA_API sla_status sla_dist_vec_cg_direction(sla_dtype dtype, int64_t n, double beta,
+                                             const void *z, const void *inv_diag, void *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Partitioning
+ * ------------------------------------------------------------------------------------------- */
+
+/** How sla_dist_partition() assigns rows to ranks (one part per rank). Every method balances
+ *  the vertex weight nnz(row) + 1 (the cost of a row in an SpMV). */
+typedef enum sla_dist_partitioner {
+    SLA_DIST_PART_CONTIGUOUS = 0, /**< contiguous ranges in global order, balanced by weight */
+    SLA_DIST_PART_METIS = 1,      /**< METIS_PartGraphKway on rank 0 of the gathered graph */
+    SLA_DIST_PART_PTSCOTCH = 2,   /**< SCOTCH_dgraphPart, in parallel (PT-Scotch) */
+    SLA_DIST_PART_RCB = 3,        /**< recursive coordinate bisection (needs coordinates) */
+    SLA_DIST_PART_HILBERT = 4     /**< Hilbert-curve order cut into balanced pieces (coords) */
+} sla_dist_partitioner;
+
+/** Figures of a distribution of a square matrix A over p parts (ranks). The graph is that of
+ *  A + Aᵀ without self loops. */
+typedef struct sla_dist_partition_info {
+    int nparts;
+    int64_t edge_cut;          /**< undirected edges {i, j} with i, j in different parts */
+    int64_t halo_total;        /**< ghost columns, summed over parts */
+    int64_t halo_max;          /**< most ghost columns of one part */
+    int64_t neighbours_max;    /**< most ranks one part receives ghosts from */
+    int64_t neighbours_total;  /**< receive neighbours, summed over parts (messages per SpMV) */
+    int64_t rows_min, rows_max;
+    double rows_imbalance;     /**< max rows / mean rows (1 = perfect; 0 for an empty matrix) */
+    int64_t nnz_min, nnz_max;
+    double nnz_imbalance;      /**< max nnz / mean nnz */
+} sla_dist_partition_info;
+
+/** Partitions the rows of a square distributed pattern (rows and columns distributed alike)
+ *  into one part per rank and returns the new layout. Collective. Redistribute by calling
+ *  sla_dist_pattern_from_coo() (or sla_dist_matrix_scatter) again with the new layout.
+ *  @param[in] P       the current distribution (any layout).
+ *  @param[in] method  see sla_dist_partitioner. METIS gathers the graph on rank 0 (moderate
+ *                     sizes; a METIS seed is fixed, so runs repeat); PT-Scotch partitions the
+ *                     distributed graph (its random generator is reset first, so runs repeat);
+ *                     RCB and Hilbert use coordinates and exact weighted quantiles (bisection
+ *                     over (coordinate, global index), so equal coordinates still split).
+ *  @param[in] dim, coords  for RCB and Hilbert: coords [n_local][dim] (dim 1, 2 or 3) of this
+ *                     rank's rows in P's row layout; ignored (may be NULL) otherwise.
+ *  @param[out] out    new layout on P's communicator.
+ *  @param[out] info   the new distribution's figures (may be NULL), computed from A's pattern
+ *                     as it would be redistributed; sla_dist_pattern_info() on the rebuilt
+ *                     pattern gives the same numbers.
+ *  Sources: METIS (Karypis & Kumar 1998), PT-Scotch (Chevalier & Pellegrini 2008), RCB (Berger
+ *  & Bokhari 1987), Hilbert curve indices by Skilling's transpose algorithm (2004).
+ *  @return SLA_OK; SLA_ESHAPE (not square, or rows and columns distributed differently);
+ *          SLA_EINVAL (coords NULL or dim not in 1..3 for RCB/Hilbert, bad method);
+ *          SLA_ENONFINITE (a NaN or Inf coordinate, naming rank and row); SLA_EUNSUPPORTED
+ *          (METIS or PT-Scotch not compiled in, or sizes beyond their 32-bit indices);
+ *          SLA_EBACKEND (the partitioner failed, its message quoted); SLA_ENOMEM. */
+SLA_API sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partitioner method,
+                                      int dim, const double *coords, sla_dist_layout **out,
+                                      sla_dist_partition_info *info);
+
+/** The figures of P's current distribution (see sla_dist_partition_info). Collective.
+ *  @return SLA_OK, SLA_ESHAPE (not square or rows and columns distributed differently),
+ *          SLA_ENOMEM, SLA_EBACKEND. */
+SLA_API sla_status sla_dist_pattern_info(const sla_dist_pattern *P,
+                                         sla_dist_partition_info *info);
+
+/** Name of a partitioner ("contiguous", "metis", "ptscotch", "rcb", "hilbert"; "invalid"). */
+SLA_API const char *sla_dist_partitioner_name(sla_dist_partitioner method);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
