@@ -19,7 +19,7 @@
 typedef struct {
     const char *name;
     const char *dtype;       /* "F64", "F32", "I64", "I32" */
-    int64_t dims[2];
+    int64_t dims[SLA_SAFETENSORS_MAX_DIMS];
     int ndim;
     const unsigned char *data;
     size_t bytes;
@@ -97,7 +97,7 @@ static sla_status st_find(const char *path, const cJSON *hdr, const unsigned cha
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
                         t->dtype, is_index ? "I64 or I32" : "F64, F32, I64 or I32");
     t->ndim = cJSON_GetArraySize(sh);
-    if (t->ndim < 1 || t->ndim > 2)
+    if (t->ndim < 1 || t->ndim > SLA_SAFETENSORS_MAX_DIMS)
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
     uint64_t count = 1;
     for (int d = 0; d < t->ndim; d++) {
@@ -122,13 +122,16 @@ static sla_status st_find(const char *path, const cJSON *hdr, const unsigned cha
     return SLA_OK;
 }
 
+/* values [*batch, nnz]: batch = NULL refuses a batch (sla_safetensors_read) */
 static sla_status st_build(const char *path, const st_tensor *v, const st_tensor *r,
-                           const st_tensor *c, const st_tensor *shape, sla_coo **out)
+                           const st_tensor *c, const st_tensor *shape, sla_coo **out,
+                           int *batch_ndim, int64_t *batch_shape)
 {
-    if (v->ndim != 1)
-        return ST_FAIL(SLA_EPARSE, "%s: \"values\" has shape [%lld, %lld]: a batch of matrices; "
-                        "read one matrix at a time", path, (long long)v->dims[0], (long long)v->dims[1]);
-    int64_t nnz = v->dims[0];
+    if (v->ndim != 1 && !batch_ndim)
+        return ST_FAIL(SLA_EPARSE, "%s: \"values\" has %d dimensions: a batch of matrices "
+                        "(read it with sla_safetensors_read_batch)", path, v->ndim);
+    int64_t nnz = v->dims[v->ndim - 1], nb = 1;
+    for (int d = 0; d + 1 < v->ndim; d++) nb *= v->dims[d];   /* bounded by st_find's check */
     if (r->ndim != 1 || c->ndim != 1 || r->dims[0] != nnz || c->dims[0] != nnz)
         return ST_FAIL(SLA_EPARSE, "%s: row_indices and col_indices must have shape [%lld]", path,
                         (long long)nnz);
@@ -140,7 +143,7 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     if (!coo) return SLA_ENOMEM;
     coo->row = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
     coo->col = sla_malloc((size_t)nnz, sizeof(int64_t), "cols");
-    coo->values = sla_malloc((size_t)nnz, sizeof(double), "values");
+    coo->values = sla_malloc((size_t)(nnz * nb), sizeof(double), "values");
     if (!coo->row || !coo->col || !coo->values) { sla_coo_free(&coo); return SLA_ENOMEM; }
     coo->nrows = m;
     coo->ncols = n;
@@ -149,7 +152,6 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     for (int64_t k = 0; k < nnz; k++) {
         coo->row[k] = st_get_int(r, k);
         coo->col[k] = st_get_int(c, k);
-        coo->values[k] = st_get(v, k);
         if (coo->row[k] < 0 || coo->row[k] >= m || coo->col[k] < 0 || coo->col[k] >= n) {
             sla_status st = ST_FAIL(SLA_EPARSE, "%s: entry %lld at (%lld, %lld) is outside the "
                                      "%lld × %lld shape", path, (long long)k, (long long)coo->row[k],
@@ -157,6 +159,11 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
             sla_coo_free(&coo);
             return st;
         }
+    }
+    for (int64_t k = 0; k < nnz * nb; k++) coo->values[k] = st_get(v, k);
+    if (batch_ndim) {
+        *batch_ndim = v->ndim - 1;
+        for (int d = 0; d + 1 < v->ndim; d++) batch_shape[d] = v->dims[d];
     }
     *out = coo;
     return SLA_OK;
@@ -181,11 +188,12 @@ static sla_status read_file(const char *path, unsigned char **buf, size_t *len)
     return SLA_OK;
 }
 
-sla_status sla_safetensors_read(const char *path, sla_coo **out)
+static sla_status st_read(const char *path, sla_coo **out, int *batch_ndim,
+                          int64_t *batch_shape)
 {
-    SLA_CHECK_ARG(out, "out is NULL");
+    SLA_CHECK_ARG_AS("sla_safetensors_read", out, "out is NULL");
     *out = NULL;
-    SLA_CHECK_ARG(path, "path is NULL");
+    SLA_CHECK_ARG_AS("sla_safetensors_read", path, "path is NULL");
     unsigned char *buf = NULL;
     size_t len = 0;
     SLA_TRY(read_file(path, &buf, &len));
@@ -193,11 +201,11 @@ sla_status sla_safetensors_read(const char *path, sla_coo **out)
     for (int i = 7; len >= 8 && i >= 0; i--) hlen = (hlen << 8) | buf[i];
     sla_status st = SLA_OK;
     if (len < 8 || hlen > ST_MAX_HEADER || hlen > len - 8)
-        st = SLA_FAIL(SLA_EPARSE, "%s: not a safetensors file (header length %llu, file %zu bytes)",
+        st = ST_FAIL(SLA_EPARSE, "%s: not a safetensors file (header length %llu, file %zu bytes)",
                       path, (unsigned long long)hlen, len);
     cJSON *hdr = st == SLA_OK ? cJSON_ParseWithLength((const char *)buf + 8, (size_t)hlen) : NULL;
     if (st == SLA_OK && !cJSON_IsObject(hdr))
-        st = SLA_FAIL(SLA_EPARSE, "%s: the safetensors header is not a JSON object", path);
+        st = ST_FAIL(SLA_EPARSE, "%s: the safetensors header is not a JSON object", path);
     st_tensor v, r, c, shape;
     const unsigned char *data = buf + 8 + hlen;
     size_t dlen = len - 8 - (size_t)hlen;
@@ -206,20 +214,33 @@ sla_status sla_safetensors_read(const char *path, sla_coo **out)
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "col_indices", 1, &c);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
-    if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out);
+    if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out, batch_ndim, batch_shape);
     cJSON_Delete(hdr);
     sla_free(buf);
     return st;
 }
 
-/* header entry for one tensor laid out at *offset */
-static int st_add(cJSON *hdr, const char *name, const char *dtype, int64_t d0, size_t bytes,
-                  size_t *offset)
+sla_status sla_safetensors_read(const char *path, sla_coo **out)
+{
+    return st_read(path, out, NULL, NULL);
+}
+
+sla_status sla_safetensors_read_batch(const char *path, sla_coo **out, int *batch_ndim,
+                                      int64_t batch_shape[SLA_SAFETENSORS_MAX_DIMS])
+{
+    SLA_CHECK_ARG(batch_ndim && batch_shape, "batch_ndim or batch_shape is NULL");
+    return st_read(path, out, batch_ndim, batch_shape);
+}
+
+/* header entry for one tensor of shape [*lead, d0] laid out at *offset */
+static int st_add(cJSON *hdr, const char *name, const char *dtype, int nlead,
+                  const int64_t *lead, int64_t d0, size_t bytes, size_t *offset)
 {
     cJSON *t = cJSON_AddObjectToObject(hdr, name);
     cJSON *sh = t ? cJSON_AddArrayToObject(t, "shape") : NULL;
     cJSON *off = t ? cJSON_AddArrayToObject(t, "data_offsets") : NULL;
     if (!t || !sh || !off || !cJSON_AddStringToObject(t, "dtype", dtype)) return 0;
+    for (int d = 0; d < nlead; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)lead[d]));
     cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)d0));
     cJSON_AddItemToArray(off, cJSON_CreateNumber((double)*offset));
     cJSON_AddItemToArray(off, cJSON_CreateNumber((double)(*offset + bytes)));
@@ -227,9 +248,9 @@ static int st_add(cJSON *hdr, const char *name, const char *dtype, int64_t d0, s
     return 1;
 }
 
-static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype)
+static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype, int64_t nb)
 {
-    for (int64_t k = 0; k < coo->nnz; k++) {
+    for (int64_t k = 0; k < coo->nnz * nb; k++) {
         int ok;
         if (dtype == SLA_FLOAT64) ok = fwrite(&coo->values[k], 8, 1, f) == 1;
         else { float x = (float)coo->values[k]; ok = fwrite(&x, 4, 1, f) == 1; }
@@ -241,24 +262,56 @@ static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype)
            fwrite(shape, 8, 2, f) == 2;
 }
 
+/* user metadata pairs replace the fixed entries of the same key */
+static int st_add_metadata(cJSON *meta, const char *const *pairs)
+{
+    for (size_t i = 0; pairs && pairs[i]; i += 2) {
+        if (!pairs[i + 1]) return 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, pairs[i]);
+        if (!cJSON_AddStringToObject(meta, pairs[i], pairs[i + 1])) return 0;
+    }
+    return 1;
+}
+
 sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype)
 {
+    return sla_safetensors_write_batch(path, coo, dtype, 0, NULL, NULL);
+}
+
+sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla_dtype dtype,
+                                       int batch_ndim, const int64_t *batch_shape,
+                                       const char *const *metadata)
+{
     SLA_CHECK_ARG(path && coo, "path or coo is NULL");
+    SLA_CHECK_ARG(batch_ndim >= 0 && batch_ndim < SLA_SAFETENSORS_MAX_DIMS &&
+                  (batch_ndim == 0 || batch_shape), "batch_ndim = %d must be in [0, %d) "
+                  "(batch_shape non-NULL when > 0)", batch_ndim, SLA_SAFETENSORS_MAX_DIMS);
+    int64_t nb = 1;
+    for (int d = 0; d < batch_ndim; d++) {
+        SLA_CHECK_ARG(batch_shape[d] >= 0 && (batch_shape[d] == 0 || nb <= INT64_MAX /
+                      batch_shape[d]), "batch_shape[%d] = %lld is negative or overflows", d,
+                      (long long)batch_shape[d]);
+        nb *= batch_shape[d];
+    }
+    for (size_t i = 0; metadata && metadata[i]; i += 2)
+        SLA_CHECK_ARG(metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
     if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
         return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
     if (coo->field == SLA_MM_COMPLEX)
         return SLA_FAIL(SLA_EDTYPE, "complex matrices cannot be written yet");
     cJSON *hdr = cJSON_CreateObject();
     size_t off = 0, es = sla_dtype_size(dtype), n = (size_t)coo->nnz;
-    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", coo->nnz, n * es, &off) &&
-             st_add(hdr, "row_indices", "I64", coo->nnz, n * 8, &off) &&
-             st_add(hdr, "col_indices", "I64", coo->nnz, n * 8, &off) &&
-             st_add(hdr, "shape", "I64", 2, 16, &off);
+    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", batch_ndim,
+                           batch_shape, coo->nnz, n * (size_t)nb * es, &off) &&
+             st_add(hdr, "row_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
+             st_add(hdr, "col_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
+             st_add(hdr, "shape", "I64", 0, NULL, 2, 16, &off);
     cJSON *meta = ok ? cJSON_AddObjectToObject(hdr, "__metadata__") : NULL;
     ok = ok && meta && cJSON_AddStringToObject(meta, "format", "sparse_tensor") &&
          cJSON_AddStringToObject(meta, "dtype", dtype == SLA_FLOAT64 ? "torch.float64" : "torch.float32") &&
          cJSON_AddStringToObject(meta, "version", "1.0") &&
-         cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING);
+         cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING) &&
+         st_add_metadata(meta, metadata);
     char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
     cJSON_Delete(hdr);
     if (!json) return SLA_FAIL(SLA_ENOMEM, "cannot build the safetensors header");
@@ -270,7 +323,7 @@ sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype
         for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
         int w = fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, hl, f) == hl;
         for (size_t i = hl; w && i < padded; i++) w = fputc(' ', f) != EOF;
-        w = w && st_write_all(f, coo, dtype);
+        w = w && st_write_all(f, coo, dtype, nb);
         if (fclose(f) != 0 || !w) st = SLA_FAIL(SLA_EIO, "%s: write failed: %s", path, strerror(errno));
     }
     cJSON_free(json);
