@@ -35,7 +35,7 @@ from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
                      EigshInfo, NotPositiveDefiniteError, ParseError, SingularMatrixError,
                      SlaError, SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo,
                      UnsupportedError)
-from .io import load_mtx, save_mtx
+from .io import load_metadata, load_mtx, load_mtx_info, load_sparse, save_mtx, save_sparse
 from .sparse_tensor import SparseTensor
 from .sparse_tensor_list import SparseTensorList
 
@@ -60,7 +60,8 @@ __all__ = [
     "SolverConfig", "PreconditionerConfig", "MatrixLike", "LUFactorization",
     "spsolve_batch_same_layout", "spsolve_batch_different_layout",
     "spsolve_batch_coo_same_layout", "spsolve_batch_coo_different_layout",
-    "ParallelBatchSolver", "SOLVER_CACHE", "load_mtx", "save_mtx",
+    "ParallelBatchSolver", "SOLVER_CACHE", "load_mtx", "save_mtx", "load_mtx_info",
+    "save_sparse", "load_sparse", "load_metadata",
     "show_backends", "backends", "get_available_backends", "method_available", "BackendInfo",
     "get_backend_methods", "get_default_method", "select_backend", "select_method",
     "is_scipy_available", "is_cudss_available", "BACKEND_METHODS", "DEFAULT_METHODS",

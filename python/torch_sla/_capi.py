@@ -177,6 +177,9 @@ _PROTOTYPES = {
     "sla_mm_read": (c_int, [c_char_p, P(P(CooC))]),
     "sla_coo_free": (None, [P(P(CooC))]),
     "sla_mm_write": (c_int, [c_char_p, P(Matrix), c_int64, c_int, c_int, c_char_p]),
+    "sla_safetensors_read_batch": (c_int, [c_char_p, P(P(CooC)), P(c_int), P(c_int64)]),
+    "sla_safetensors_write_batch": (c_int, [c_char_p, P(CooC), c_int, c_int, P(c_int64),
+                                            P(c_char_p)]),
 }
 
 

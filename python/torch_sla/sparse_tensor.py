@@ -806,6 +806,17 @@ class SparseTensor(SurfaceMixin):
     # ------------------------------------------------------------------------------------------
     # I/O
     # ------------------------------------------------------------------------------------------
+    def save(self, path, metadata=None):
+        """Writes this tensor in torch-sla's safetensors layout (io.save_sparse)."""
+        from .io import save_sparse
+        save_sparse(self, path, metadata)
+
+    @classmethod
+    def load(cls, path, device="cpu", dtype=None):
+        """Reads a safetensors file of torch-sla's layout (io.load_sparse)."""
+        from .io import load_sparse
+        return load_sparse(path, device, dtype)
+
     def save_mtx(self, path, comment="", field="real", symmetry="general", index=0):
         from .io import save_mtx
         save_mtx(self, path, comment=comment, field=field, symmetry=symmetry, index=index)
