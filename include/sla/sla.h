@@ -52,5 +52,6 @@
 #include "sla/io.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
+#include "sla/gallery.h"
 
 #endif

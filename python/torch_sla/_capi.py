@@ -136,6 +136,11 @@ _PROTOTYPES = {
     "sla_pattern_has_duplicates": (c_int, [c_void_p]),
     "sla_pattern_is_structurally_symmetric": (c_int, [c_void_p]),
     "sla_pattern_connected_components": (c_int, [c_void_p, c_void_p, P(c_int64)]),
+    # gallery.h
+    "sla_gallery_grid": (c_int, [c_int, P(c_int64), c_double, P(c_double), P(c_double),
+                                 P(c_void_p), P(c_void_p)]),
+    "sla_gallery_graph_laplacian": (c_int, [c_int64, c_int64, c_void_p, c_void_p, c_void_p,
+                                            c_double, P(c_void_p), P(c_void_p)]),
     # matrix.h
     "sla_values_gather": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
     "sla_values_scatter": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
