@@ -5,8 +5,9 @@ status through :func:`check`, which raises the library's own message (``sla_last
 
 Search order for the shared library:
   1. ``$SLA_LIBRARY`` (a file path);
-  2. the build tree: ``../../build/libsla.so`` relative to this package (``python/torch_sla``);
-  3. the system: ``ctypes.util.find_library("sla")``, then ``<prefix>/lib*/libsla.so`` for the
+  2. the copy inside the installed package, ``torch_sla/_lib/libsla.so`` (``pip install .``);
+  3. the build tree: ``../../build/libsla.so`` relative to this package (``python/torch_sla``);
+  4. the system: ``ctypes.util.find_library("sla")``, then ``<prefix>/lib*/libsla.so`` for the
      Python prefix and ``/usr/local``.
 """
 import ctypes
@@ -193,6 +194,7 @@ def _candidates():
     if env:
         yield Path(env)
     here = Path(__file__).resolve().parent
+    yield here / "_lib" / "libsla.so"
     build = here.parent.parent / "build"
     for name in ("libsla.so", "libsla.dylib"):
         yield build / name
