@@ -53,5 +53,6 @@
 #include "sla/solver.h"
 #include "sla/eig.h"
 #include "sla/gallery.h"
+#include "sla/spgemm.h"
 
 #endif

@@ -137,6 +137,10 @@ _PROTOTYPES = {
     "sla_pattern_has_duplicates": (c_int, [c_void_p]),
     "sla_pattern_is_structurally_symmetric": (c_int, [c_void_p]),
     "sla_pattern_connected_components": (c_int, [c_void_p, c_void_p, P(c_int64)]),
+    # spgemm.h
+    "sla_spgemm_pattern": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+    "sla_spgemm": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p]),
+    "sla_spgemm_vjp": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p, c_void_p, c_void_p]),
     # gallery.h
     "sla_gallery_grid": (c_int, [c_int, P(c_int64), c_double, P(c_double), P(c_double),
                                  P(c_void_p), P(c_void_p)]),

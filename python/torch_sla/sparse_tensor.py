@@ -17,6 +17,7 @@ from ._args import (as_int, as_opt_int, as_opt_real, as_real, as_shape, batch_in
 from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, Matrix, check, lib
 from ._pattern import pattern_for
 from ._solver import Options
+from ._st_spectral import SpectralMixin
 from ._st_surface import SurfaceMixin, _is_scalar
 
 _FLOAT_DTYPES = (torch.float64, torch.float32)
@@ -49,7 +50,7 @@ def _check_dense(x, dtype, what):
                         f"of them (e.g. x.to({dtype}))")
 
 
-class SparseTensor(SurfaceMixin):
+class SparseTensor(SurfaceMixin, SpectralMixin):
     """Sparse matrix [M, N] or batch of matrices [*batch, M, N] sharing one pattern.
 
     Parameters
@@ -402,8 +403,8 @@ class SparseTensor(SurfaceMixin):
 
     def norm(self, ord="fro"):
         """Matrix norm per batch element: 'fro' (differentiable), 1 (max column sum),
-        inf (max row sum), 'max' (max |a_ij|), 2 (spectral norm max|λ| of a symmetric matrix,
-        by eigsh(k=1, which='LM'); differentiable: ∂‖A‖₂/∂a_ij = sign(λ)·v_i·v_j)."""
+        inf (max row sum), 'max' (max |a_ij|), 2 (spectral norm σmax: max|λ| by eigsh for a
+        symmetric matrix, else √λmax(AᵀA); differentiable)."""
         if isinstance(ord, bool) or not isinstance(ord, (str, numbers.Real, type(None))):
             raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
         if ord in ("fro", "f", "F", None):
@@ -427,21 +428,6 @@ class SparseTensor(SurfaceMixin):
             out = F.matrix_norm(self._pattern, vals.detach(), which)
         return self._unflatten(out, ())
 
-    def _spectral_norm(self):
-        """‖A‖₂ of symmetric matrices: the largest |λ| (eigsh LM, k = 1). A non-symmetric
-        matrix needs its largest singular value (svds), which torch_sla does not have."""
-        if not self.is_square:
-            raise ValueError(f"norm(2): A has shape {self._shape}; the spectral norm is "
-                             f"provided for symmetric matrices only")
-        if self._shape[-1] == 0 or self.values.numel() == 0:
-            return self.values.new_zeros(tuple(self.batch_shape))
-        if not bool(self.is_symmetric(atol=0.0, rtol=1e-10).all()):
-            raise NotImplementedError("norm(2) of a non-symmetric matrix needs its largest "
-                                      "singular value (svds), which torch_sla does not provide; "
-                                      "use norm('fro') (an upper bound) or norm(1)/norm(inf)")
-        lam, _ = self.eigsh(k=1, which="LM")
-        return lam[..., 0].abs()
-
     # ------------------------------------------------------------------------------------------
     # Products
     # ------------------------------------------------------------------------------------------
@@ -455,7 +441,7 @@ class SparseTensor(SurfaceMixin):
         Batched A [*batch, M, N]: x [*batch, N] → [*batch, M]; x [*batch, N, K] →
         [*batch, M, K]; x [N] or [N, K] is shared by every matrix of the batch."""
         if isinstance(x, SparseTensor):
-            raise NotImplementedError("sparse @ sparse is not available in torch_sla yet")
+            return self._spgemm(x)
         _check_dense(x, self.dtype, "x")
         M, N = self.sparse_shape
         if not self.is_batched:
@@ -480,6 +466,25 @@ class SparseTensor(SurfaceMixin):
         raise ValueError(f"A @ x: A has shape {shape_str(self._shape)}; x must be "
                          f"{shape_str(bs + (N,))}, {shape_str(bs + (N, 'K'))}, ({N},) or "
                          f"({N}, K), got {shape_str(xs)}")
+
+    def _spgemm(self, other):
+        """A @ B for two SparseTensors (libsla SpGEMM): a SparseTensor on the pattern of the
+        product, differentiable in the values of both (a batch of either broadcasts)."""
+        from ._spgemm_functions import SpGEMM, product_pattern
+        if other.dtype != self.dtype:
+            raise TypeError(f"A @ B: dtypes {self.dtype} and {other.dtype} differ")
+        if self.sparse_shape[1] != other.sparse_shape[0]:
+            raise ValueError(f"A @ B: A is {self.sparse_shape[0]}×{self.sparse_shape[1]}, B is "
+                             f"{other.sparse_shape[0]}×{other.sparse_shape[1]}")
+        if self.is_batched and other.is_batched and self.batch_shape != other.batch_shape:
+            raise ValueError(f"A @ B: batch shapes {self.batch_shape} and {other.batch_shape} "
+                             f"differ")
+        pc = product_pattern(self._pattern, other._pattern)
+        c = SpGEMM.apply(self._csr(), other._csr(), self._pattern, other._pattern, pc)
+        batch = self.batch_shape if self.is_batched else other.batch_shape
+        return SparseTensor(c.reshape(tuple(batch) + (pc.nnz,)), pc.csr_rows(), pc.csr_cols(),
+                            tuple(batch) + (self.sparse_shape[0], other.sparse_shape[1]),
+                            _pattern=pc)
 
     def rmatmul(self, x):
         """x @ A. Unbatched A: x [..., M] → [..., N] (each row times A).
