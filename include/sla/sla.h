@@ -54,5 +54,6 @@
 #include "sla/eig.h"
 #include "sla/gallery.h"
 #include "sla/spgemm.h"
+#include "sla/logdet.h"
 
 #endif

@@ -22,6 +22,7 @@ from ._batch import (ParallelBatchSolver, spsolve_batch_coo_different_layout,
 from ._cache_api import SOLVER_CACHE
 from ._lu import LUFactorization
 from ._pattern import clear_pattern_cache
+from ._slq import DetConfig
 from ._solve_api import (MatrixLike, PreconditionerConfig, SolverConfig, solve, spsolve,
                          spsolve_coo, spsolve_csr)
 from ._solver import clear_solver_cache, set_solver_cache_size, solver_cache_info
@@ -57,7 +58,7 @@ library_path = _lib.path
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "spsolve", "spsolve_coo", "spsolve_csr", "solve",
-    "SolverConfig", "PreconditionerConfig", "MatrixLike", "LUFactorization",
+    "SolverConfig", "PreconditionerConfig", "DetConfig", "MatrixLike", "LUFactorization",
     "spsolve_batch_same_layout", "spsolve_batch_different_layout",
     "spsolve_batch_coo_same_layout", "spsolve_batch_coo_different_layout",
     "ParallelBatchSolver", "SOLVER_CACHE", "load_mtx", "save_mtx", "load_mtx_info",

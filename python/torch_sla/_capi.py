@@ -141,6 +141,8 @@ _PROTOTYPES = {
     "sla_spgemm_pattern": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
     "sla_spgemm": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p]),
     "sla_spgemm_vjp": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p, c_void_p, c_void_p]),
+    # logdet.h
+    "sla_logdet_slq": (c_int, [P(Matrix), c_int64, c_void_p, c_int64, P(c_double), P(c_double)]),
     # gallery.h
     "sla_gallery_grid": (c_int, [c_int, P(c_int64), c_double, P(c_double), P(c_double),
                                  P(c_void_p), P(c_void_p)]),

@@ -655,14 +655,45 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         lad, sign = SF.Slogdet.apply(vals, self._pattern, opts)
         return self._unflatten(sign, ()), self._unflatten(lad, ())
 
-    def logdet(self, method="auto", backend="auto"):
-        """log det A like torch.logdet: NaN where det < 0, −inf where det = 0."""
-        sign, lad = self.slogdet(method, backend)
+    def logdet(self, method=None, backend=None, *, num_probes=None, lanczos_iter=None,
+               distribution=None, seed=0, return_std=False):
+        """log det A like torch.logdet: NaN where det < 0, −inf where det = 0 (from a
+        factorization; torch-sla returns log|det| there: use slogdet()). Defaults come from
+        the innermost DetConfig scope. method 'hutchinson' (or 'slq'): AN ESTIMATE for SPD
+        matrices too large to factor, by stochastic Lanczos quadrature (num_probes probes of
+        the given distribution from `seed`, lanczos_iter steps), differentiable through
+        Hutchinson's estimate of A⁻ᵀ (one CG solve); return_std=True also returns the
+        estimate's standard error over the probes. See _slq.py."""
+        from . import _slq
+        o = _slq.resolve(method=method, backend=backend, num_probes=num_probes,
+                         lanczos_iter=lanczos_iter, distribution=distribution)
+        m = str(o["method"]).lower()
+        if m in _slq.STOCHASTIC:
+            if not self.is_square:
+                raise ValueError(f"logdet needs a square matrix, A has shape {self._shape}")
+            n = self.sparse_shape[0]
+            p = as_int(o["num_probes"], "num_probes", minimum=1)
+            Z = _slq.probes(n, p, o["distribution"], seed)
+            lad, std = _slq.SlqLogdet.apply(self._csr(), self._pattern, Z,
+                                            as_int(o["lanczos_iter"], "lanczos_iter",
+                                                   minimum=1), self)
+            lad, std = self._unflatten(lad, ()), self._unflatten(std, ())
+            return (lad, std) if return_std else lad
+        if return_std:
+            raise ValueError("return_std=True is for the stochastic estimate "
+                             "(method='hutchinson'); a factorization's log det is exact")
+        m = "auto" if m in ("components",) else m
+        sign, lad = self.slogdet(m, o["backend"] or "auto")
         return torch.where(sign < 0, torch.full_like(lad, math.nan), lad)
 
-    def det(self, method="auto", backend="auto"):
-        """det A = sign · exp(log|det A|) (differentiable: ∂det/∂A = det · A⁻ᵀ)."""
-        sign, lad = self.slogdet(method, backend)
+    def det(self, method=None, backend=None):
+        """det A = sign · exp(log|det A|) (differentiable: ∂det/∂A = det · A⁻ᵀ); under
+        DetConfig(method='hutchinson') exp of the stochastic estimate (SPD)."""
+        from . import _slq
+        o = _slq.resolve(method=method, backend=backend)
+        if str(o["method"]).lower() in _slq.STOCHASTIC:
+            return torch.exp(self.logdet(o["method"]))
+        sign, lad = self.slogdet(o["method"], o["backend"] or "auto")
         return sign * torch.exp(lad)
 
     # ------------------------------------------------------------------------------------------
