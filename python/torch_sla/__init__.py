@@ -29,7 +29,8 @@ from ._solver import clear_solver_cache, set_solver_cache_size, solver_cache_inf
 from ._vocab import (BACKEND_METHODS, DEFAULT_METHODS, BackendType, MethodType,
                      auto_select_method, estimate_direct_solver_memory,
                      get_available_gpu_memory, get_backend_methods, get_default_method,
-                     is_cudss_available, is_scipy_available, select_backend, select_method)
+                     is_cudss_available, is_cupy_available, is_pytorch_available,
+                     is_scipy_available, select_backend, select_method)
 from .backends import (BackendInfo, get_available_backends, method_available,
                        show_backends)
 from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
@@ -65,7 +66,7 @@ __all__ = [
     "save_sparse", "load_sparse", "load_metadata",
     "show_backends", "backends", "get_available_backends", "method_available", "BackendInfo",
     "get_backend_methods", "get_default_method", "select_backend", "select_method",
-    "is_scipy_available", "is_cudss_available", "BACKEND_METHODS", "DEFAULT_METHODS",
+    "is_scipy_available", "is_cudss_available", "is_cupy_available", "is_pytorch_available", "BACKEND_METHODS", "DEFAULT_METHODS",
     "BackendType", "MethodType", "auto_select_method", "estimate_direct_solver_memory",
     "get_available_gpu_memory",
     "SolveInfo", "EigshInfo", "ConvergenceWarning", "ConvergenceError", "SlaError",

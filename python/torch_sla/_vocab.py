@@ -193,6 +193,17 @@ def is_amgx_available() -> bool:
     return False
 
 
+def is_cupy_available() -> bool:
+    """False: CuPy is a CUDA library (torch-sla's older 'cupy' backend); requests for it run on
+    libsla's direct methods on the CPU."""
+    return False
+
+
+def is_eigen_available() -> bool:
+    """False: torch-sla's older C++ 'eigen' backend; requests for it run on libsla."""
+    return False
+
+
 def is_torch_spsolve_available() -> bool:
     """False: torch.sparse.spsolve is not used (libsla solves)."""
     return False
@@ -275,7 +286,7 @@ __all__ = [
     "BackendType", "MethodType", "BACKEND_METHODS", "DEFAULT_METHODS",
     "CUDA_ITERATIVE_THRESHOLD", "is_scipy_available", "is_pytorch_available",
     "is_cudss_available", "is_strumpack_available", "is_pyamg_available", "is_amgx_available",
-    "is_torch_spsolve_available", "get_backend_methods", "get_default_method",
+    "is_torch_spsolve_available", "is_cupy_available", "is_eigen_available", "get_backend_methods", "get_default_method",
     "select_backend", "select_method", "estimate_direct_solver_memory",
     "get_available_gpu_memory", "auto_select_method",
 ]
