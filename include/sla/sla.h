@@ -55,5 +55,6 @@
 #include "sla/gallery.h"
 #include "sla/spgemm.h"
 #include "sla/logdet.h"
+#include "sla/eigs.h"
 
 #endif

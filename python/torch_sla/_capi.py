@@ -143,6 +143,9 @@ _PROTOTYPES = {
     "sla_spgemm_vjp": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p, c_void_p, c_void_p]),
     # logdet.h
     "sla_logdet_slq": (c_int, [P(Matrix), c_int64, c_void_p, c_int64, P(c_double), P(c_double)]),
+    # eigs.h
+    "sla_eigs": (c_int, [P(Matrix), c_int64, c_int, c_double, c_int64, c_int64, c_void_p,
+                         c_void_p, c_void_p, P(c_int64)]),
     # gallery.h
     "sla_gallery_grid": (c_int, [c_int, P(c_int64), c_double, P(c_double), P(c_double),
                                  P(c_void_p), P(c_void_p)]),

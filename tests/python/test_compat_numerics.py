@@ -153,3 +153,34 @@ def test_stochastic_logdet_gradient_estimate():
         torch.autograd.grad(A.with_values(w).logdet("hutchinson"), w, create_graph=True)
     A32 = A.to(torch.float32)
     assert abs(float(A32.logdet("hutchinson", num_probes=50)) / float(A.logdet()) - 1) < 0.02
+
+
+def test_eigs_non_symmetric():
+    g = torch.Generator().manual_seed(1)
+    D = torch.randn(40, 40, generator=g, dtype=f64) * (torch.rand(40, 40, generator=g) < 0.2) \
+        + torch.diag(torch.arange(40.0, dtype=f64))
+    A = SparseTensor.from_dense(D)
+    lam, X = A.eigs(k=4)
+    ref = torch.linalg.eigvals(D)
+    assert torch.allclose(lam, ref[torch.argsort(-ref.abs())][:4], atol=1e-10)
+    assert float((D.to(torch.complex128) @ X - X * lam).abs().max()) < 1e-10
+    lr, _ = A.eigs(k=2, which="SR")
+    assert torch.allclose(lr.real, ref.real.sort().values[:2], atol=1e-8)
+    # a rotation block: a conjugate pair ±i, vectors complex, never cut at k
+    R = torch.zeros(6, 6, dtype=f64)
+    R[0, 1], R[1, 0] = 1.0, -1.0
+    R[2, 2], R[3, 3], R[4, 4], R[5, 5] = 3.0, 0.5, 0.1, 0.05
+    for k in (2, 3):
+        lam, X = SparseTensor.from_dense(R).eigs(k=k)
+        assert float((R.to(torch.complex128) @ X - X * lam).abs().max()) < 1e-12
+    assert torch.allclose(lam[1:].imag.abs(), torch.ones(2, dtype=f64))
+    # symmetric matrices go to eigsh (real, differentiable)
+    S = SparseTensor.tridiagonal(10)
+    ls, _ = S.eigs(k=2, which="LR")
+    assert ls.dtype == f64
+    v = A.values.clone().requires_grad_(True)
+    lam, _ = A.with_values(v).eigs(k=2)
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        lam.real.sum().backward()
+    with pytest.raises(ValueError, match="k = 39"):
+        A.eigs(k=39)
