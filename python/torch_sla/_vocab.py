@@ -47,7 +47,10 @@ METHOD_MAP = {
     "cholesky": "cholesky", "ldlt": "ldlt",
     "cg": "cg", "pcg": "cg", "bicgstab": "bicgstab", "pbicgstab": "bicgstab",
     "cgs": "bicgstab", "qmr": "bicgstab", "gmres": "gmres", "fgmres": "gmres",
-    "lgmres": "gmres", "minres": "minres", "lsqr": "lsqr", "lsmr": "lsmr",
+    "lgmres": "gmres", "minres": "minres", "lsqr": "lsqr",
+    # LSMR (Fong & Saunders 2011) is not in libsla yet: LSQR reaches the same minimum-norm
+    # least-squares solution (other iterates, other stopping estimates); the note says so
+    "lsmr": "lsqr",
     "amg": None, "ruge_stuben": None, "smoothed_aggregation": None, "sa": None,
 }
 _DIRECT_METHODS = ("cholesky", "ldlt", "lu", "klu")
