@@ -34,6 +34,8 @@ MAPPED = {
     "SparseTensorList.__add__": "item by item as theirs; concatenation is .concat()",
     "SparseTensorList.block_sizes": "a property as theirs (calling it still works)",
     "SparseTensorList.cuda": "raises: libsla runs on the CPU",
+    "SparseTensor.eigs": "ARPACK dnaupd (complex results, not differentiable); symmetric → eigsh",
+    "SparseTensorList.eigs": "as SparseTensor.eigs",
     "SparseTensor.svd": "Gram matrix (SpGEMM) + eigsh, differentiable; accuracy ε·κ²",
     "SparseTensor.condition_number": "ord=2 only (κ₂ by eigsh on AᵀA)",
     "SparseTensor.norm": "2-norm of any matrix (σmax); also inf, 'max'",

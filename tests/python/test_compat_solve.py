@@ -42,6 +42,7 @@ def test_readme_basic_solve(readme_A):
     ("scipy", "lgmres", "gmres"), ("scipy", "minres", "minres"), ("scipy", "qmr", "bicgstab"),
     ("pytorch", "cg", "cg"), ("pytorch", "bicgstab", "bicgstab"),
     ("pytorch", "auto", "bicgstab"),   # a Poisson matrix fails Gershgorin: theirs too
+    ("pytorch", "lsmr", "lsqr"), ("pytorch", "lsqr", "lsqr"),
     ("cudss", "cholesky", "cholesky"), ("cudss", "ldlt", "ldlt"), ("cudss", "lu", "lu"),
     ("amgx", "pcg", "cg"), ("amgx", "pbicgstab", "bicgstab"), ("amgx", "fgmres", "gmres"),
     ("pyamg", "amg", "cg"), ("pyamg", "ruge_stuben", "cg"), ("strumpack", "lu", "lu"),
