@@ -30,12 +30,12 @@ static sla_status ws_alloc(eigs_ws *w, a_int n, a_int ncv, a_int nev, a_int lwor
     w->resid = sla_malloc((size_t)n, sizeof(double), "ARPACK residual");
     w->v = sla_malloc((size_t)n * (size_t)ncv, sizeof(double), "ARPACK basis");
     w->workd = sla_malloc((size_t)(3 * n), sizeof(double), "ARPACK workd");
-    w->workl = sla_malloc((size_t)lworkl, sizeof(double), "ARPACK workl");
-    w->workev = sla_malloc((size_t)(3 * ncv), sizeof(double), "ARPACK workev");
+    w->workl = sla_calloc((size_t)lworkl, sizeof(double), "ARPACK workl");
+    w->workev = sla_calloc((size_t)(3 * ncv), sizeof(double), "ARPACK workev");
     w->dr = sla_malloc((size_t)nev + 1, sizeof(double), "eigenvalues");
     w->di = sla_malloc((size_t)nev + 1, sizeof(double), "eigenvalues");
     w->z = sla_malloc((size_t)n * (size_t)(nev + 1), sizeof(double), "eigenvectors");
-    w->select = sla_malloc((size_t)ncv, sizeof(a_int), "ARPACK select");
+    w->select = sla_calloc((size_t)ncv, sizeof(a_int), "ARPACK select");
     return w->resid && w->v && w->workd && w->workl && w->workev && w->dr && w->di && w->z &&
            w->select ? SLA_OK : SLA_ENOMEM;
 }

@@ -75,8 +75,10 @@ static void vjp_adjoint_identity(void **state)
 {
     double *a, *b, *da0, *db0;
     sla_pattern *pa = random_pattern(8, 6, 0.4, 3, &a, 1), *pb = random_pattern(6, 5, 0.4, 4, &b, 1);
-    random_pattern(8, 6, 0.4, 3, &da0, 1);                   /* directions on the same patterns */
-    random_pattern(6, 5, 0.4, 4, &db0, 1);
+    sla_pattern *qa = random_pattern(8, 6, 0.4, 3, &da0, 1);  /* directions: same patterns */
+    sla_pattern *qb = random_pattern(6, 5, 0.4, 4, &db0, 1);
+    sla_pattern_free(&qa);
+    sla_pattern_free(&qb);
     for (int64_t s = 0; s < sla_pattern_nnz(pa); s++) da0[s] = cos((double)s);
     for (int64_t s = 0; s < sla_pattern_nnz(pb); s++) db0[s] = sin((double)s + 1);
     sla_pattern *pc = NULL;
