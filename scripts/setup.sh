@@ -9,7 +9,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin libptscotch-dev
   clang libclang-rt-14-dev libomp-14-dev
   python3 python3-torch python3-numpy python3-scipy python3-pytest python3-cffi
-  python3-matplotlib python3-mpi4py
+  python3-matplotlib python3-mpi4py python3-pip python3-venv python3-setuptools python3-wheel
 )
 missing=()
 for p in "${PKGS[@]}"; do

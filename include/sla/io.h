@@ -166,8 +166,12 @@ SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
 SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index,
                                 sla_mm_field field, const char *title);
 
+/** Most dimensions of a safetensors tensor that the reader accepts (values [*batch, nnz]). */
+#define SLA_SAFETENSORS_MAX_DIMS 8
+
 /** Reads a sparse matrix stored in safetensors format with torch-sla's layout: tensors
- *  "values" (F64, F32 or I64; shape [nnz] — a batch [B, nnz] is refused here), "row_indices" and
+ *  "values" (F64, F32 or I64; shape [nnz] — a batch [*batch, nnz] is refused here: see
+ *  sla_safetensors_read_batch), "row_indices" and
  *  "col_indices" (I64 or I32, [nnz]), "shape" (I64 or I32, [2]). The header is validated
  *  (length, checked against the file size before anything points into it; JSON; dtypes;
  *  shapes; offsets inside the file; indices in range).
@@ -175,12 +179,31 @@ SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t i
  *          what is wrong; SLA_ENOMEM naming the file. */
 SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
 
+/** As sla_safetensors_read(), also for batched values (torch-sla saves a batched
+ *  SparseTensor as values [*batch, nnz] with "shape" the matrix's [M, N]): out->values holds
+ *  the batch's values [prod(batch)][nnz] (out->nnz is nnz, one matrix's), *batch_ndim is the
+ *  number of batch dimensions (0 for values [nnz]) and batch_shape[0 .. *batch_ndim) their
+ *  sizes. @return as sla_safetensors_read(); SLA_EINVAL (NULL argument). */
+SLA_API sla_status sla_safetensors_read_batch(const char *path, sla_coo **out, int *batch_ndim,
+                                              int64_t batch_shape[SLA_SAFETENSORS_MAX_DIMS]);
+
 /** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
  *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
  *  Files as for sla_mm_write() (a temporary file renamed into place; devices in place).
  *  @return SLA_OK; SLA_EINVAL (NULL argument); SLA_EDTYPE (complex values, bad dtype); SLA_EIO
  *          naming the file; SLA_ENOMEM. */
 SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
+
+/** As sla_safetensors_write() for a batch: coo->values holds [prod(batch_shape)][nnz] values
+ *  written as "values" of shape [*batch_shape, nnz] (batch_ndim = 0: [nnz], the plain layout);
+ *  metadata: NULL or a NULL-terminated list of key, value strings added to "__metadata__"
+ *  (a key given there replaces the writer's own entry of that name).
+ *  @return SLA_OK; SLA_EINVAL (NULL argument, batch_ndim outside [0, SLA_SAFETENSORS_MAX_DIMS),
+ *          a negative or overflowing batch size, a key without a value); SLA_EDTYPE; SLA_EIO. */
+SLA_API sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo,
+                                               sla_dtype dtype, int batch_ndim,
+                                               const int64_t *batch_shape,
+                                               const char *const *metadata);
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,15 @@ SLA_API int64_t sla_pattern_find(const sla_pattern *p, int64_t i, int64_t j);
 /** 1 if p is structurally symmetric (square, and (i,j) present iff (j,i) present), else 0. */
 SLA_API int sla_pattern_is_structurally_symmetric(const sla_pattern *p);
 
+/** Connected components of the graph of a square pattern, each stored (i, j) an undirected
+ *  edge i — j (self-loops ignored): labels[i] in [0, *ncomponents), components numbered in
+ *  order of their smallest node (so node 0 is in component 0). Union–find, O(nnz α(n)).
+ *  @param[out] labels       caller-allocated [nrows] int64.
+ *  @param[out] ncomponents  number of components (0 for a 0 × 0 pattern).
+ *  @return SLA_OK; SLA_ESHAPE (not square); SLA_EINVAL (NULL argument); SLA_ENOMEM. */
+SLA_API sla_status sla_pattern_connected_components(const sla_pattern *p, int64_t *labels,
+                                                    int64_t *ncomponents);
+
 /** Row-length statistics and bandwidth of a pattern. */
 typedef struct sla_pattern_stats {
     int64_t min_row_nnz, max_row_nnz;   /**< 0 for an empty pattern */

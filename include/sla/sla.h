@@ -55,5 +55,9 @@
 #include "sla/eig.h"
 #include "sla/precond.h"
 #include "sla/nonlinear.h"
+#include "sla/gallery.h"
+#include "sla/spgemm.h"
+#include "sla/logdet.h"
+#include "sla/eigs.h"
 
 #endif

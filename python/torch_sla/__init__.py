@@ -7,29 +7,69 @@
     >>> A.logdet(), A.det()       # from the factorization, differentiable
 
 The API follows the public torch-sla library (SparseTensor, SparseTensorList, spsolve,
-load_mtx/save_mtx). All numerics run in libsla; this package checks arguments, passes tensor
-pointers (ctypes) and registers one autograd Function per operation. See docs/python.md.
+solve/SolverConfig, load_mtx/save_mtx, save_sparse/load_sparse, datasets): torch-sla programs
+run unchanged, their backend and method names translated onto libsla (docs/migrating.md).
+All numerics run in libsla; this package checks arguments, passes tensor pointers (ctypes)
+and registers one autograd Function per operation. See docs/python.md.
 """
+import types as _types
+
 from ._capi import lib as _lib
+from . import backends as _backends_module
+from ._batch import (ParallelBatchSolver, spsolve_batch_coo_different_layout,
+                     spsolve_batch_coo_same_layout, spsolve_batch_different_layout,
+                     spsolve_batch_same_layout)
+from ._cache_api import SOLVER_CACHE
+from ._lu import LUFactorization
 from ._pattern import clear_pattern_cache
+from ._slq import DetConfig
+from ._solve_api import (MatrixLike, PreconditionerConfig, SolverConfig, solve, spsolve,
+                         spsolve_coo, spsolve_csr)
 from ._solver import clear_solver_cache, set_solver_cache_size, solver_cache_info
-from .backends import (BackendInfo, backends, get_available_backends, method_available,
+from ._vocab import (BACKEND_METHODS, DEFAULT_METHODS, BackendType, MethodType,
+                     auto_select_method, estimate_direct_solver_memory,
+                     get_available_gpu_memory, get_backend_methods, get_default_method,
+                     is_cudss_available, is_cupy_available, is_pytorch_available,
+                     is_scipy_available, select_backend, select_method)
+from .backends import (BackendInfo, get_available_backends, method_available,
                        show_backends)
 from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
                      EigshInfo, NotPositiveDefiniteError, ParseError, SingularMatrixError,
                      SlaError, SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo,
                      UnsupportedError)
-from .io import load_mtx, save_mtx
+from .io import load_metadata, load_mtx, load_mtx_info, load_sparse, save_mtx, save_sparse
 from .nonlinear import NonlinearInfo, jacobian_sparsity, nonlinear_solve
-from .sparse_tensor import SparseTensor, spsolve
+from .sparse_tensor import SparseTensor
 from .sparse_tensor_list import SparseTensorList
+
+
+class _CallableModule(_types.ModuleType):
+    """torch_sla.backends is a module (``import torch_sla.backends``, torch-sla's
+    ``torch_sla.backends.is_strumpack_available``) that can still be called as the function
+    ``torch_sla.backends()`` listing libsla's backends."""
+
+    def __call__(self, *args, **kwargs):
+        return self.backends(*args, **kwargs)
+
+
+_backends_module.__class__ = _CallableModule
+backends = _backends_module
 
 __version__ = _lib.sla_version().decode()
 library_path = _lib.path
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "spsolve", "load_mtx", "save_mtx",
+    "SparseTensor", "SparseTensorList", "spsolve", "spsolve_coo", "spsolve_csr", "solve",
+    "SolverConfig", "PreconditionerConfig", "DetConfig", "MatrixLike", "LUFactorization",
+    "spsolve_batch_same_layout", "spsolve_batch_different_layout",
+    "spsolve_batch_coo_same_layout", "spsolve_batch_coo_different_layout",
+    "ParallelBatchSolver", "SOLVER_CACHE", "load_mtx", "save_mtx", "load_mtx_info",
+    "save_sparse", "load_sparse", "load_metadata",
     "show_backends", "backends", "get_available_backends", "method_available", "BackendInfo",
+    "get_backend_methods", "get_default_method", "select_backend", "select_method",
+    "is_scipy_available", "is_cudss_available", "is_cupy_available", "is_pytorch_available", "BACKEND_METHODS", "DEFAULT_METHODS",
+    "BackendType", "MethodType", "auto_select_method", "estimate_direct_solver_memory",
+    "get_available_gpu_memory",
     "SolveInfo", "EigshInfo", "ConvergenceWarning", "ConvergenceError", "SlaError",
     "SlaValueError", "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError",
     "BreakdownError", "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",

@@ -5,8 +5,9 @@ status through :func:`check`, which raises the library's own message (``sla_last
 
 Search order for the shared library:
   1. ``$SLA_LIBRARY`` (a file path);
-  2. the build tree: ``../../build/libsla.so`` relative to this package (``python/torch_sla``);
-  3. the system: ``ctypes.util.find_library("sla")``, then ``<prefix>/lib*/libsla.so`` for the
+  2. the copy inside the installed package, ``torch_sla/_lib/libsla.so`` (``pip install .``);
+  3. the build tree: ``../../build/libsla.so`` relative to this package (``python/torch_sla``);
+  4. the system: ``ctypes.util.find_library("sla")``, then ``<prefix>/lib*/libsla.so`` for the
      Python prefix and ``/usr/local``.
 """
 import ctypes
@@ -135,6 +136,21 @@ _PROTOTYPES = {
     "sla_pattern_rowind": (c_void_p, [c_void_p]),
     "sla_pattern_has_duplicates": (c_int, [c_void_p]),
     "sla_pattern_is_structurally_symmetric": (c_int, [c_void_p]),
+    "sla_pattern_connected_components": (c_int, [c_void_p, c_void_p, P(c_int64)]),
+    # spgemm.h
+    "sla_spgemm_pattern": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+    "sla_spgemm": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p]),
+    "sla_spgemm_vjp": (c_int, [P(Matrix), P(Matrix), c_void_p, c_void_p, c_void_p, c_void_p]),
+    # logdet.h
+    "sla_logdet_slq": (c_int, [P(Matrix), c_int64, c_void_p, c_int64, P(c_double), P(c_double)]),
+    # eigs.h
+    "sla_eigs": (c_int, [P(Matrix), c_int64, c_int, c_double, c_int64, c_int64, c_void_p,
+                         c_void_p, c_void_p, P(c_int64)]),
+    # gallery.h
+    "sla_gallery_grid": (c_int, [c_int, P(c_int64), c_double, P(c_double), P(c_double),
+                                 P(c_void_p), P(c_void_p)]),
+    "sla_gallery_graph_laplacian": (c_int, [c_int64, c_int64, c_void_p, c_void_p, c_void_p,
+                                            c_double, P(c_void_p), P(c_void_p)]),
     # matrix.h
     "sla_values_gather": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
     "sla_values_scatter": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
@@ -176,6 +192,9 @@ _PROTOTYPES = {
     "sla_mm_read": (c_int, [c_char_p, P(P(CooC))]),
     "sla_coo_free": (None, [P(P(CooC))]),
     "sla_mm_write": (c_int, [c_char_p, P(Matrix), c_int64, c_int, c_int, c_char_p]),
+    "sla_safetensors_read_batch": (c_int, [c_char_p, P(P(CooC)), P(c_int), P(c_int64)]),
+    "sla_safetensors_write_batch": (c_int, [c_char_p, P(CooC), c_int, c_int, P(c_int64),
+                                            P(c_char_p)]),
 }
 
 
@@ -184,6 +203,7 @@ def _candidates():
     if env:
         yield Path(env)
     here = Path(__file__).resolve().parent
+    yield here / "_lib" / "libsla.so"
     build = here.parent.parent / "build"
     for name in ("libsla.so", "libsla.dylib"):
         yield build / name

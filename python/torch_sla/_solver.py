@@ -210,6 +210,7 @@ def info_from_c(info):
 # The cache
 # ------------------------------------------------------------------------------------------------
 _cache = OrderedDict()      # key -> [Solver], least recently used key first
+cache_stats = {"hits": 0, "misses": 0}   # refactors of a cached solver / new solvers
 _lock = threading.Lock()
 
 
@@ -233,6 +234,7 @@ def acquire(pattern, values, dtype_code, batch, options):
         if s is not None:
             try:
                 s.refactor(values)
+                cache_stats["hits"] += 1
                 return s, pin
             except SlaError:
                 # e.g. method 'auto' chose Cholesky for earlier values and these are not SPD
@@ -244,6 +246,7 @@ def acquire(pattern, values, dtype_code, batch, options):
                 s.unpin(pin)
                 raise
     s = Solver(pattern, values, dtype_code, batch, options)
+    cache_stats["misses"] += 1
     pin = s.pin()
     if SOLVER_CACHE_SIZE > 0:
         with _lock:

@@ -79,3 +79,8 @@ def show_backends(file=None):
         print(f"  {b.name:<10} {state}  prio {b.priority:>3}  methods {methods:<34} "
               f"dtypes {dtypes:<16} {why}", file=file)
     return bs
+
+
+# torch-sla's backend utilities and vocabulary (BACKEND_METHODS, is_*_available,
+# select_backend, ...): docs/migrating.md
+from ._vocab import *  # noqa: E402,F401,F403

@@ -85,7 +85,7 @@ def error_for_status(status, message):
     return _BY_STATUS.get(status, SlaRuntimeError)(message, status)
 
 
-@dataclass
+@dataclass(init=False)
 class SolveInfo:
     """What a solve did (``return_info=True``). For batches and several right-hand sides the
     worst case over them.
@@ -93,23 +93,52 @@ class SolveInfo:
     method: the method actually used (``'auto'`` is resolved); converged; iterations (0 for
     direct methods); residual: the true ‖b − A x‖₂ (max over systems); relative_residual:
     ‖b − A x‖₂/‖b‖₂; reason: why it stopped ('converged', 'max iterations', ...);
-    description: libsla's one-line account (method, backend, ordering, why); preconditioner;
+    description: libsla's one-line account (method, backend, ordering, why; and, when a
+    torch-sla backend or method name was translated, what it became); preconditioner;
     rcond: reciprocal condition estimate (NaN if unknown); normal_residual: ‖Aᵀ(b − A x)‖₂ of a
     least-squares (LSQR) solve, the optimality measure when b is not in the range of A (NaN for
-    the other methods); adjoint: the info of the backward
-    (transposed) solve once backward has run, else None.
+    the other methods); backend: the libsla backend that ran (cholmod, mumps, umfpack, klu,
+    krylov); adjoint: the info of the backward (transposed) solve once backward has run, else
+    None.
+
+    torch-sla's fields are accepted too: ``iter_count`` is ``iterations`` (a keyword of the
+    constructor and an attribute), ``backend`` is a field; every field has a default, so
+    ``SolveInfo()`` and ``SolveInfo(iter_count=3, residual=1e-9, converged=True, method='cg',
+    backend='krylov')`` work as in torch-sla.
     """
-    method: str
-    converged: bool
-    iterations: int
-    residual: float
-    reason: str
-    description: str
+    method: str = ""
+    converged: bool = True
+    iterations: int = 0
+    residual: float = float("nan")
+    reason: str = ""
+    description: str = ""
     relative_residual: float = float("nan")
     preconditioner: str = "none"
     rcond: float = float("nan")
     normal_residual: float = float("nan")
+    backend: str = ""
     adjoint: Optional["SolveInfo"] = field(default=None, repr=False)
+
+    def __init__(self, method="", converged=True, iterations=0, residual=float("nan"),
+                 reason="", description="", relative_residual=float("nan"),
+                 preconditioner="none", rcond=float("nan"), normal_residual=float("nan"),
+                 backend="", adjoint=None, *, iter_count=None):
+        if iter_count is not None:
+            iterations = iter_count
+        self.method, self.converged, self.iterations = method, converged, iterations
+        self.residual, self.reason, self.description = residual, reason, description
+        self.relative_residual, self.preconditioner = relative_residual, preconditioner
+        self.rcond, self.normal_residual = rcond, normal_residual
+        self.backend, self.adjoint = backend, adjoint
+
+    @property
+    def iter_count(self):
+        """torch-sla's name of ``iterations``."""
+        return self.iterations
+
+    @iter_count.setter
+    def iter_count(self, n):
+        self.iterations = n
 
 
 @dataclass

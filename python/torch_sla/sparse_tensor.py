@@ -17,6 +17,8 @@ from ._args import (as_int, as_opt_int, as_opt_real, as_real, as_shape, batch_in
 from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, Matrix, check, lib
 from ._pattern import pattern_for
 from ._solver import Options
+from ._st_spectral import SpectralMixin
+from ._st_surface import SurfaceMixin, _is_scalar
 
 _FLOAT_DTYPES = (torch.float64, torch.float32)
 
@@ -48,7 +50,7 @@ def _check_dense(x, dtype, what):
                         f"of them (e.g. x.to({dtype}))")
 
 
-class SparseTensor:
+class SparseTensor(SurfaceMixin, SpectralMixin):
     """Sparse matrix [M, N] or batch of matrices [*batch, M, N] sharing one pattern.
 
     Parameters
@@ -249,9 +251,21 @@ class SparseTensor:
     def clone(self):
         return self.with_values(self.values.clone())
 
-    def to(self, dtype=None, device=None):
-        if isinstance(dtype, (str, torch.device)) and device is None:
-            dtype, device = None, dtype
+    def to(self, *args, device=None, dtype=None):
+        """A.to(device), A.to(dtype), A.to(device, dtype) or A.to(dtype, device) (torch-sla's
+        order is (device, dtype); either is accepted, as keywords too). device must be the
+        CPU; dtype float64 or float32."""
+        if len(args) > 2:
+            raise TypeError(f"to() takes at most a device and a dtype, got {len(args)} arguments")
+        for a in args:
+            if isinstance(a, torch.dtype):
+                if dtype is not None:
+                    raise TypeError("to(): two dtypes given")
+                dtype = a
+            elif a is not None:
+                if device is not None:
+                    raise TypeError("to(): two devices given")
+                device = a
         if device is not None and torch.device(device).type != "cpu":
             raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
         if dtype is not None and dtype not in _FLOAT_DTYPES:
@@ -297,12 +311,24 @@ class SparseTensor:
     # ------------------------------------------------------------------------------------------
     # Conversions
     # ------------------------------------------------------------------------------------------
-    def to_dense(self):
-        """Dense [*batch, M, N] (differentiable)."""
-        return self._unflatten(F.ToDense.apply(self._csr(), self._pattern), self.sparse_shape)
+    def to_dense(self, batch_idx=None):
+        """Dense [*batch, M, N] (differentiable); with batch_idx (an int of the flattened batch
+        or a tuple of one int per batch dimension, torch-sla's keyword) the one matrix [M, N].
+        Note: torch-sla's to_dense() of a batch gives the first item; torch_sla gives all."""
+        d = self._unflatten(F.ToDense.apply(self._csr(), self._pattern), self.sparse_shape)
+        if batch_idx is None:
+            return d
+        j = batch_index(batch_idx, self.batch_shape, "batch_idx")
+        return d.reshape(-1, *self.sparse_shape)[j]
 
-    def to_torch_sparse(self):
-        """torch sparse COO tensor (indices as given, not coalesced)."""
+    def to_torch_sparse(self, batch_idx=None):
+        """torch sparse COO tensor (indices as given, not coalesced): [*batch → B, M, N] for a
+        batch, or batch element batch_idx ([M, N])."""
+        if self.is_batched and batch_idx is not None:
+            j = batch_index(batch_idx, self.batch_shape, "batch_idx")
+            return torch.sparse_coo_tensor(torch.stack([self.row_indices, self.col_indices]),
+                                           self.values.reshape(-1, self.nnz)[j],
+                                           self.sparse_shape)
         if self.is_batched:
             B = self.batch_size
             b = torch.arange(B).repeat_interleave(self.nnz)
@@ -312,12 +338,15 @@ class SparseTensor:
         return torch.sparse_coo_tensor(torch.stack([self.row_indices, self.col_indices]),
                                        self.values, self._shape)
 
-    def to_csr(self):
-        """torch sparse CSR tensor of the (unbatched) matrix, duplicates summed."""
-        if self.is_batched:
-            raise ValueError("to_csr() needs an unbatched SparseTensor")
+    def to_csr(self, batch_idx=None):
+        """torch sparse CSR tensor of the matrix (or of batch element batch_idx), duplicates
+        summed."""
+        if self.is_batched and batch_idx is None:
+            raise ValueError("to_csr() of a batch needs batch_idx= (one matrix)")
+        j = batch_index(batch_idx, self.batch_shape, "batch_idx") if self.is_batched else 0
         p = self._pattern
-        return torch.sparse_csr_tensor(p.rowptr(), p.csr_cols(), self._csr()[0], self._shape)
+        return torch.sparse_csr_tensor(p.rowptr(), p.csr_cols(), self._csr()[j],
+                                       self.sparse_shape)
 
     def to_scipy(self, index=None):
         """scipy.sparse.csr_matrix of batch element `index` of a batched tensor: an int (of
@@ -344,12 +373,22 @@ class SparseTensor:
     # ------------------------------------------------------------------------------------------
     # Properties of the values
     # ------------------------------------------------------------------------------------------
-    def is_symmetric(self, atol=1e-8, rtol=1e-5):
+    def is_symmetric(self, atol=1e-8, rtol=1e-5, force_recompute=False):
         """Numerical symmetry |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) (libsla).
-        Returns a bool tensor: [] or [*batch]."""
-        import ctypes
+        Returns a bool tensor: [] or [*batch]. The answer is cached while the values are
+        unchanged (torch's version counter; force_recompute=True asks again)."""
         atol = as_real(atol, "atol", minimum=0)
         rtol = as_real(rtol, "rtol", minimum=0)
+        key = (id(self.values), self.values._version, atol, rtol)
+        cached = getattr(self, "_sym_cache", None)
+        if not force_recompute and cached is not None and cached[0] == key:
+            return cached[1]
+        out = self._is_symmetric(atol, rtol)
+        self._sym_cache = (key, out)
+        return out
+
+    def _is_symmetric(self, atol, rtol):
+        import ctypes
         vals = self._csr().detach()
         out = []
         esize = vals.element_size() * vals.shape[1]
@@ -364,8 +403,8 @@ class SparseTensor:
 
     def norm(self, ord="fro"):
         """Matrix norm per batch element: 'fro' (differentiable), 1 (max column sum),
-        inf (max row sum), 'max' (max |a_ij|), 2 (spectral norm max|λ| of a symmetric matrix,
-        by eigsh(k=1, which='LM'); differentiable: ∂‖A‖₂/∂a_ij = sign(λ)·v_i·v_j)."""
+        inf (max row sum), 'max' (max |a_ij|), 2 (spectral norm σmax: max|λ| by eigsh for a
+        symmetric matrix, else √λmax(AᵀA); differentiable)."""
         if isinstance(ord, bool) or not isinstance(ord, (str, numbers.Real, type(None))):
             raise ValueError(f"ord = {ord!r}: use 'fro', 1, inf or 'max'")
         if ord in ("fro", "f", "F", None):
@@ -389,21 +428,6 @@ class SparseTensor:
             out = F.matrix_norm(self._pattern, vals.detach(), which)
         return self._unflatten(out, ())
 
-    def _spectral_norm(self):
-        """‖A‖₂ of symmetric matrices: the largest |λ| (eigsh LM, k = 1). A non-symmetric
-        matrix needs its largest singular value (svds), which torch_sla does not have."""
-        if not self.is_square:
-            raise ValueError(f"norm(2): A has shape {self._shape}; the spectral norm is "
-                             f"provided for symmetric matrices only")
-        if self._shape[-1] == 0 or self.values.numel() == 0:
-            return self.values.new_zeros(tuple(self.batch_shape))
-        if not bool(self.is_symmetric(atol=0.0, rtol=1e-10).all()):
-            raise NotImplementedError("norm(2) of a non-symmetric matrix needs its largest "
-                                      "singular value (svds), which torch_sla does not provide; "
-                                      "use norm('fro') (an upper bound) or norm(1)/norm(inf)")
-        lam, _ = self.eigsh(k=1, which="LM")
-        return lam[..., 0].abs()
-
     # ------------------------------------------------------------------------------------------
     # Products
     # ------------------------------------------------------------------------------------------
@@ -417,7 +441,7 @@ class SparseTensor:
         Batched A [*batch, M, N]: x [*batch, N] → [*batch, M]; x [*batch, N, K] →
         [*batch, M, K]; x [N] or [N, K] is shared by every matrix of the batch."""
         if isinstance(x, SparseTensor):
-            raise NotImplementedError("sparse @ sparse is not available in torch_sla yet")
+            return self._spgemm(x)
         _check_dense(x, self.dtype, "x")
         M, N = self.sparse_shape
         if not self.is_batched:
@@ -442,6 +466,25 @@ class SparseTensor:
         raise ValueError(f"A @ x: A has shape {shape_str(self._shape)}; x must be "
                          f"{shape_str(bs + (N,))}, {shape_str(bs + (N, 'K'))}, ({N},) or "
                          f"({N}, K), got {shape_str(xs)}")
+
+    def _spgemm(self, other):
+        """A @ B for two SparseTensors (libsla SpGEMM): a SparseTensor on the pattern of the
+        product, differentiable in the values of both (a batch of either broadcasts)."""
+        from ._spgemm_functions import SpGEMM, product_pattern
+        if other.dtype != self.dtype:
+            raise TypeError(f"A @ B: dtypes {self.dtype} and {other.dtype} differ")
+        if self.sparse_shape[1] != other.sparse_shape[0]:
+            raise ValueError(f"A @ B: A is {self.sparse_shape[0]}×{self.sparse_shape[1]}, B is "
+                             f"{other.sparse_shape[0]}×{other.sparse_shape[1]}")
+        if self.is_batched and other.is_batched and self.batch_shape != other.batch_shape:
+            raise ValueError(f"A @ B: batch shapes {self.batch_shape} and {other.batch_shape} "
+                             f"differ")
+        pc = product_pattern(self._pattern, other._pattern)
+        c = SpGEMM.apply(self._csr(), other._csr(), self._pattern, other._pattern, pc)
+        batch = self.batch_shape if self.is_batched else other.batch_shape
+        return SparseTensor(c.reshape(tuple(batch) + (pc.nnz,)), pc.csr_rows(), pc.csr_cols(),
+                            tuple(batch) + (self.sparse_shape[0], other.sparse_shape[1]),
+                            _pattern=pc)
 
     def rmatmul(self, x):
         """x @ A. Unbatched A: x [..., M] → [..., N] (each row times A).
@@ -512,19 +555,28 @@ class SparseTensor:
                          f"{shape_str(batch + (M,))}, {shape_str(batch + (M, 'K'))}, ({M},) "
                          f"or ({M}, K), got {shape_str(bs)}")
 
-    def solve(self, b, method="auto", backend="auto", rtol=None, atol=None, maxiter=None,
-              preconditioner=None, *, tol=None, restart=None, ordering=None,
-              return_info=False, strict=False):
+    def solve(self, b, backend="auto", method="auto", atol=None, maxiter=None, tol=None,
+              verbose=False, *, rtol=None, preconditioner=None, restart=None, ordering=None,
+              return_info=False, strict=False, is_symmetric=None, is_spd=None,
+              matrix_type=None, mixed_precision=False, x0=None):
         """Solves A x = b (each matrix of a batch with its right-hand side), differentiable
         with respect to the values and b (adjoint method: one transposed solve in backward,
         on the same factors / preconditioner).
 
+        Positional order as torch-sla's: ``solve(b, backend, method, atol, maxiter, tol,
+        verbose)``; the rest are keywords.
+
+        backend : 'auto', a libsla backend name (see show_backends()), or a torch-sla name
+            ('scipy', 'pytorch', 'cudss', 'strumpack', 'pyamg', 'amgx', 'eigen', 'cupy'),
+            which runs on libsla (docs/migrating.md; info.description says what it became).
         method : 'auto', 'cholesky', 'ldlt', 'lu', 'klu', 'cg', 'bicgstab', 'gmres', 'minres',
-            'lsqr'. A rectangular A (M × N, M ≠ N) is solved in the least-squares sense,
-            x = argmin ‖b − A x‖₂ (the minimum-norm one when A is rank deficient), by LSQR
-            (method 'auto' or 'lsqr'; b has M rows, x N); its backward is the gradient of
-            that x (sla_solver_lstsq_vjp, docs/krylov.md).
-        backend : 'auto' or a libsla backend name (see show_backends())
+            'lsqr', or a torch-sla name ('umfpack', 'superlu', 'pcg', 'pbicgstab', 'fgmres',
+            'lgmres', 'cgs', 'qmr', 'amg', 'cudss_lu', ...). A rectangular A (M × N, M ≠ N)
+            is solved in the least-squares sense, x = argmin ‖b − A x‖₂ (the minimum-norm one
+            when A is rank deficient), by LSQR (method 'auto' or 'lsqr'; b has M rows, x N);
+            its backward is the gradient of that x (sla_solver_lstsq_vjp, docs/krylov.md).
+            (The pre-torch-sla order ``solve(b, method)`` still works: a method name given as
+            backend is taken as the method.)
         rtol, atol, maxiter : stopping rule of iterative methods,
             ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) (libsla defaults: rtol 1e-10, atol 0,
             maxiter 10·max(M, N) + 100); LSQR stops on Paige & Saunders' two rules instead,
@@ -532,6 +584,11 @@ class SparseTensor:
             (inconsistent; info.normal_residual). ``tol`` is accepted as an alias of rtol
             (torch-sla). float32 needs rtol ≥ ~1e-5.
         preconditioner : 'auto', 'none', 'jacobi', 'ic0', 'ilu0', 'amg'
+        is_symmetric, is_spd, matrix_type : torch-sla's hints. is_spd=True or matrix_type
+            'spd' with method 'auto' factorizes by Cholesky at once (no SPD trial; a matrix that
+            is not SPD then raises NotPositiveDefiniteError); matrix_type 'symmetric' → LDLᵀ.
+        mixed_precision : accepted; libsla iterates in the matrix dtype (float64 or float32).
+        verbose : print one line per solve (size, what ran, iterations, residual).
         return_info : also return a SolveInfo (its ``adjoint`` field is filled by backward)
         strict : raise ConvergenceError instead of warning (ConvergenceWarning) when an
             iterative method stops before its tolerance.
@@ -540,14 +597,23 @@ class SparseTensor:
         (unbatched A); b [*batch, M], [*batch, M, K], or a shared [M] / [M, K] for a batched A.
         x has the shape of b with N rows (and the batch when b is shared).
         """
+        from ._solve_api import solve_sparse
+        return solve_sparse(self, b, backend=backend, method=method, atol=atol,
+                            maxiter=maxiter, tol=tol, verbose=verbose, rtol=rtol,
+                            preconditioner=preconditioner, restart=restart, ordering=ordering,
+                            return_info=return_info, strict=strict, is_symmetric=is_symmetric,
+                            is_spd=is_spd, matrix_type=matrix_type,
+                            mixed_precision=mixed_precision, x0=x0)
+
+    def _solve_libsla(self, b, method="auto", backend="auto", rtol=None, atol=None,
+                      maxiter=None, preconditioner=None, restart=None, ordering=None,
+                      return_info=False, strict=False, direct_only=False):
+        """solve() in libsla's vocabulary only (names already translated)."""
         if not self.is_square and str(method).lower() not in ("auto", "lsqr"):
             raise ValueError(f"solve: A has shape {self._shape}; method {method!r} needs a "
                              f"square matrix (least squares: method 'auto' or 'lsqr')")
-        if tol is not None:
-            if rtol is not None:
-                raise ValueError("give rtol or tol, not both")
-            rtol = as_real(tol, "tol", minimum=0)
-        opts = Options(method, backend, rtol, atol, maxiter, preconditioner, ordering, restart)
+        opts = Options(method, backend, rtol, atol, maxiter, preconditioner, ordering, restart,
+                       need_determinant=direct_only)
         b3, out_shape = self._rhs(b)
         if b3.shape[-1] == 0 or b3.shape[0] == 0:
             # no right-hand side (b [N, 0]) or an empty batch: an empty x, like
@@ -589,14 +655,45 @@ class SparseTensor:
         lad, sign = SF.Slogdet.apply(vals, self._pattern, opts)
         return self._unflatten(sign, ()), self._unflatten(lad, ())
 
-    def logdet(self, method="auto", backend="auto"):
-        """log det A like torch.logdet: NaN where det < 0, −inf where det = 0."""
-        sign, lad = self.slogdet(method, backend)
+    def logdet(self, method=None, backend=None, *, num_probes=None, lanczos_iter=None,
+               distribution=None, seed=0, return_std=False):
+        """log det A like torch.logdet: NaN where det < 0, −inf where det = 0 (from a
+        factorization; torch-sla returns log|det| there: use slogdet()). Defaults come from
+        the innermost DetConfig scope. method 'hutchinson' (or 'slq'): AN ESTIMATE for SPD
+        matrices too large to factor, by stochastic Lanczos quadrature (num_probes probes of
+        the given distribution from `seed`, lanczos_iter steps), differentiable through
+        Hutchinson's estimate of A⁻ᵀ (one CG solve); return_std=True also returns the
+        estimate's standard error over the probes. See _slq.py."""
+        from . import _slq
+        o = _slq.resolve(method=method, backend=backend, num_probes=num_probes,
+                         lanczos_iter=lanczos_iter, distribution=distribution)
+        m = str(o["method"]).lower()
+        if m in _slq.STOCHASTIC:
+            if not self.is_square:
+                raise ValueError(f"logdet needs a square matrix, A has shape {self._shape}")
+            n = self.sparse_shape[0]
+            p = as_int(o["num_probes"], "num_probes", minimum=1)
+            Z = _slq.probes(n, p, o["distribution"], seed)
+            lad, std = _slq.SlqLogdet.apply(self._csr(), self._pattern, Z,
+                                            as_int(o["lanczos_iter"], "lanczos_iter",
+                                                   minimum=1), self)
+            lad, std = self._unflatten(lad, ()), self._unflatten(std, ())
+            return (lad, std) if return_std else lad
+        if return_std:
+            raise ValueError("return_std=True is for the stochastic estimate "
+                             "(method='hutchinson'); a factorization's log det is exact")
+        m = "auto" if m in ("components",) else m
+        sign, lad = self.slogdet(m, o["backend"] or "auto")
         return torch.where(sign < 0, torch.full_like(lad, math.nan), lad)
 
-    def det(self, method="auto", backend="auto"):
-        """det A = sign · exp(log|det A|) (differentiable: ∂det/∂A = det · A⁻ᵀ)."""
-        sign, lad = self.slogdet(method, backend)
+    def det(self, method=None, backend=None):
+        """det A = sign · exp(log|det A|) (differentiable: ∂det/∂A = det · A⁻ᵀ); under
+        DetConfig(method='hutchinson') exp of the stochastic estimate (SPD)."""
+        from . import _slq
+        o = _slq.resolve(method=method, backend=backend)
+        if str(o["method"]).lower() in _slq.STOCHASTIC:
+            return torch.exp(self.logdet(o["method"]))
+        sign, lad = self.slogdet(o["method"], o["backend"] or "auto")
         return sign * torch.exp(lad)
 
     # ------------------------------------------------------------------------------------------
@@ -688,23 +785,32 @@ class SparseTensor:
         return other._pattern is self._pattern and other.sparse_shape == self.sparse_shape
 
     def __mul__(self, other):
-        if isinstance(other, numbers.Number) or (isinstance(other, torch.Tensor) and
-                                                 other.dim() == 0):
+        """A * scalar (or a 0-d tensor), or A * B elementwise (Hadamard) on the same pattern."""
+        if _is_scalar(other):
             return self.with_values(self.values * other)
+        if isinstance(other, SparseTensor):
+            return self.with_values(self.values * self._pair(other, "multiplication"))
         return NotImplemented
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        if isinstance(other, numbers.Number) or (isinstance(other, torch.Tensor) and
-                                                 other.dim() == 0):
+        """A / scalar, or A / B elementwise on the same pattern."""
+        if _is_scalar(other):
             return self.with_values(self.values / other)
+        if isinstance(other, SparseTensor):
+            return self.with_values(self.values / self._pair(other, "division"))
         return NotImplemented
 
     def __neg__(self):
         return self.with_values(-self.values)
 
     def __add__(self, other):
+        """A + B (same pattern: values added; different patterns: the union, entries
+        concatenated and summed as duplicates), or A + scalar: the scalar added to every
+        stored entry (torch-sla's definition; structural zeros stay zero)."""
+        if _is_scalar(other):
+            return self.with_values(self.values + other)
         if isinstance(other, SparseTensor):
             if self._same_pattern(other):
                 return self.with_values(self.values + other.values)
@@ -717,18 +823,46 @@ class SparseTensor:
         return NotImplemented
 
     def __sub__(self, other):
+        if _is_scalar(other):
+            return self.with_values(self.values - other)
         if isinstance(other, SparseTensor):
             return self + (-other)
         return NotImplemented
 
     # ------------------------------------------------------------------------------------------
+    # torch-sla's factorization and batch entry points
+    # ------------------------------------------------------------------------------------------
+    def lu(self, method="auto"):
+        """A held factorization for repeated solves: ``lu = A.lu(); x = lu.solve(b)``
+        (LUFactorization; method 'auto' lets libsla pick the direct method, 'lu' asks for
+        UMFPACK)."""
+        from ._lu import LUFactorization
+        return LUFactorization(self, method)
+
+    def solve_batch(self, values, b, backend="auto", method="auto", atol=None, maxiter=None,
+                    tol=None, **kwargs):
+        """Solves with new values [*batch, nnz] on this pattern: one batched libsla solve
+        (one symbolic analysis), x [*batch, N]; arguments as solve()."""
+        return self.with_values(values).solve(b, backend, method, atol, maxiter, tol,
+                                              **kwargs)
+
+    # ------------------------------------------------------------------------------------------
     # I/O
     # ------------------------------------------------------------------------------------------
+    def save(self, path, metadata=None):
+        """Writes this tensor in torch-sla's safetensors layout (io.save_sparse)."""
+        from .io import save_sparse
+        save_sparse(self, path, metadata)
+
+    @classmethod
+    def load(cls, path, device="cpu", dtype=None):
+        """Reads a safetensors file of torch-sla's layout (io.load_sparse)."""
+        from .io import load_sparse
+        return load_sparse(path, device, dtype)
+
     def save_mtx(self, path, comment="", field="real", symmetry="general", index=0):
         from .io import save_mtx
         save_mtx(self, path, comment=comment, field=field, symmetry=symmetry, index=index)
 
 
-def spsolve(values, row, col, shape, b, **kwargs):
-    """Functional form of SparseTensor(values, row, col, shape).solve(b, **kwargs)."""
-    return SparseTensor(values, row, col, shape).solve(b, **kwargs)
+from ._solve_api import spsolve  # noqa: E402,F401  (the functional form, torch-sla's)

@@ -1,14 +1,35 @@
 """SparseTensorList: matrices with different patterns (and sizes), as in torch-sla."""
+import numbers
+
 import torch
 
 from ._args import as_int
 from .sparse_tensor import SparseTensor
 
 
+class _Sizes(list):
+    """block_sizes: a list of (M, N) pairs (torch-sla's property), also callable as the
+    method it was before (``L.block_sizes()``)."""
+
+    def __call__(self):
+        return self
+
+
+def _scalar(x):
+    return (isinstance(x, numbers.Number) and not isinstance(x, bool)) or \
+        (isinstance(x, torch.Tensor) and x.dim() == 0)
+
+
 class SparseTensorList:
     """A list of SparseTensors with different patterns/shapes. List operations (len, indexing,
-    iteration, append, extend, slicing) plus per-matrix ops that return lists, and
-    :meth:`to_block_diagonal` to merge them into one SparseTensor (one solve for all)."""
+    iteration, append, extend, slicing, :meth:`concat`), per-matrix operations that return
+    lists, and :meth:`to_block_diagonal` to merge them into one SparseTensor (one solve for
+    all).
+
+    Arithmetic is item by item, as in torch-sla: ``L1 + L2``, ``L1 - L2``, ``L1 * L2`` (same
+    length; each pair as SparseTensor's operator), ``L + 2``, ``2 * L``, ``L / 2``, ``-L``;
+    ``L @ [x_i]`` multiplies pairwise and ``L @ x`` multiplies every matrix by the one tensor
+    x. Concatenation, which ``+`` did before torch-sla compatibility, is ``L1.concat(L2)``."""
 
     def __init__(self, tensors):
         tensors = list(tensors)
@@ -81,10 +102,124 @@ class SparseTensorList:
         for t in ts:
             self.append(t)
 
-    def __add__(self, other):
+    def concat(self, other):
+        """A new list with the matrices of self then those of other (a SparseTensorList or
+        an iterable of SparseTensors)."""
+        other = other._tensors if isinstance(other, SparseTensorList) else list(other)
+        return SparseTensorList(self._tensors + other)
+
+    # --- arithmetic item by item (torch-sla) --------------------------------------------------
+    def _zip(self, other, op):
         if isinstance(other, SparseTensorList):
-            return SparseTensorList(self._tensors + other._tensors)
+            if len(other) != len(self):
+                raise ValueError(f"length mismatch: {len(self)} and {len(other)} matrices")
+            return SparseTensorList([op(a, b) for a, b in zip(self._tensors, other._tensors)])
+        if _scalar(other):
+            return SparseTensorList([op(a, other) for a in self._tensors])
         return NotImplemented
+
+    def __add__(self, other):
+        return self._zip(other, lambda a, b: a + b)
+
+    def __radd__(self, other):
+        return self._zip(other, lambda a, b: b + a)
+
+    def __sub__(self, other):
+        return self._zip(other, lambda a, b: a - b)
+
+    def __rsub__(self, other):
+        return self._zip(other, lambda a, b: b - a)
+
+    def __mul__(self, other):
+        return self._zip(other, lambda a, b: a * b)
+
+    def __rmul__(self, other):
+        return self._zip(other, lambda a, b: b * a)
+
+    def __truediv__(self, other):
+        if isinstance(other, SparseTensorList):
+            return NotImplemented
+        return self._zip(other, lambda a, b: a / b)
+
+    def __neg__(self):
+        return SparseTensorList([-t for t in self._tensors])
+
+    def _each(self, name, *args, **kwargs):
+        return SparseTensorList([getattr(t, name)(*args, **kwargs) for t in self._tensors])
+
+    def abs(self):
+        return self._each("abs")
+
+    def sqrt(self):
+        return self._each("sqrt")
+
+    def exp(self):
+        return self._each("exp")
+
+    def log(self):
+        return self._each("log")
+
+    def pow(self, exponent):
+        return self._each("pow", exponent)
+
+    def clamp(self, min=None, max=None):
+        return self._each("clamp", min=min, max=max)
+
+    def sum(self, axis=None):
+        return [t.sum(axis=axis) for t in self._tensors]
+
+    def mean(self, axis=None):
+        return [t.mean(axis=axis) for t in self._tensors]
+
+    def max(self):
+        return [t.max() for t in self._tensors]
+
+    def min(self):
+        return [t.min() for t in self._tensors]
+
+    def is_positive_definite(self, **kwargs):
+        return [A.is_positive_definite(**kwargs) for A in self._tensors]
+
+    def eigs(self, k=6, **kwargs):
+        return [A.eigs(k, **kwargs) for A in self._tensors]
+
+    def svd(self, k=6):
+        return [A.svd(k) for A in self._tensors]
+
+    def condition_number(self, ord=2):
+        return [A.condition_number(ord) for A in self._tensors]
+
+    def to(self, *args, **kwargs):
+        return SparseTensorList([t.to(*args, **kwargs) for t in self._tensors])
+
+    def cpu(self):
+        return self
+
+    def cuda(self):
+        raise ValueError("torch_sla runs on the CPU (libsla): cuda() is not available")
+
+    @property
+    def total_nnz(self):
+        return sum(t.nnz for t in self._tensors)
+
+    @property
+    def total_shape(self):
+        return (sum(t.sparse_shape[0] for t in self._tensors),
+                sum(t.sparse_shape[1] for t in self._tensors))
+
+    def spy(self, indices=None, ncols=3, figsize=None, **kwargs):
+        """One spy() panel per matrix (or per index in indices); returns the Figure."""
+        import matplotlib.pyplot as plt
+        idx = list(range(len(self))) if indices is None else list(indices)
+        nrows = (len(idx) + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4 * ncols, 4 * nrows),
+                                 squeeze=False)
+        for k, ax in enumerate(axes.flat):
+            if k < len(idx):
+                self._tensors[idx[k]].spy(ax=ax, show_colorbar=False, **kwargs)
+            else:
+                ax.axis("off")
+        return fig
 
     def __repr__(self):
         return f"SparseTensorList({len(self)} matrices, shapes={self.shapes})"
@@ -103,6 +238,8 @@ class SparseTensorList:
 
     # --- per-matrix operations ----------------------------------------------------------------
     def __matmul__(self, xs):
+        if isinstance(xs, torch.Tensor):            # one operand for every matrix
+            return [A @ xs for A in self._tensors]
         return [A @ x for A, x in zip(self._tensors, self._check_list(xs))]
 
     def solve(self, bs, **kwargs):
@@ -159,8 +296,11 @@ class SparseTensorList:
         values = torch.cat([t.values for t in self._tensors], dim=-1)
         return SparseTensor(values, torch.cat(rows), torch.cat(cols), batch + (r0, c0))
 
+    @property
     def block_sizes(self):
-        return [t.sparse_shape for t in self._tensors]
+        """[(M_i, N_i)] (a property as in torch-sla; calling it, ``block_sizes()``, works
+        too)."""
+        return _Sizes(t.sparse_shape for t in self._tensors)
 
 
 def _block_sizes(sizes):

@@ -20,7 +20,7 @@
 typedef struct {
     const char *name;
     const char *dtype;       /* "F64", "F32", "I64", "I32" */
-    int64_t dims[2];
+    int64_t dims[SLA_SAFETENSORS_MAX_DIMS];
     int ndim;
     const unsigned char *data;
     size_t bytes;
@@ -98,7 +98,7 @@ static sla_status st_find(const char *path, const cJSON *hdr, const unsigned cha
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
                         t->dtype, is_index ? "I64 or I32" : "F64, F32, I64 or I32");
     t->ndim = cJSON_GetArraySize(sh);
-    if (t->ndim < 1 || t->ndim > 2)
+    if (t->ndim < 1 || t->ndim > SLA_SAFETENSORS_MAX_DIMS)
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
     uint64_t count = 1;
     for (int d = 0; d < t->ndim; d++) {
@@ -123,13 +123,16 @@ static sla_status st_find(const char *path, const cJSON *hdr, const unsigned cha
     return SLA_OK;
 }
 
+/* values [*batch, nnz]: batch = NULL refuses a batch (sla_safetensors_read) */
 static sla_status st_build(const char *path, const st_tensor *v, const st_tensor *r,
-                           const st_tensor *c, const st_tensor *shape, sla_coo **out)
+                           const st_tensor *c, const st_tensor *shape, sla_coo **out,
+                           int *batch_ndim, int64_t *batch_shape)
 {
-    if (v->ndim != 1)
-        return ST_FAIL(SLA_EPARSE, "%s: \"values\" has shape [%lld, %lld]: a batch of matrices; "
-                        "read one matrix at a time", path, (long long)v->dims[0], (long long)v->dims[1]);
-    int64_t nnz = v->dims[0];
+    if (v->ndim != 1 && !batch_ndim)
+        return ST_FAIL(SLA_EPARSE, "%s: \"values\" has %d dimensions: a batch of matrices "
+                        "(read it with sla_safetensors_read_batch)", path, v->ndim);
+    int64_t nnz = v->dims[v->ndim - 1], nb = 1;
+    for (int d = 0; d + 1 < v->ndim; d++) nb *= v->dims[d];   /* bounded by st_find's check */
     if (r->ndim != 1 || c->ndim != 1 || r->dims[0] != nnz || c->dims[0] != nnz)
         return ST_FAIL(SLA_EPARSE, "%s: row_indices and col_indices must have shape [%lld]", path,
                         (long long)nnz);
@@ -141,7 +144,7 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     if (!coo) return SLA_ENOMEM;
     coo->row = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
     coo->col = sla_malloc((size_t)nnz, sizeof(int64_t), "cols");
-    coo->values = sla_malloc((size_t)nnz, sizeof(double), "values");
+    coo->values = sla_malloc((size_t)(nnz * nb), sizeof(double), "values");
     if (!coo->row || !coo->col || !coo->values) { sla_coo_free(&coo); return SLA_ENOMEM; }
     coo->nrows = m;
     coo->ncols = n;
@@ -150,7 +153,6 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     for (int64_t k = 0; k < nnz; k++) {
         coo->row[k] = st_get_int(r, k);
         coo->col[k] = st_get_int(c, k);
-        coo->values[k] = st_get(v, k);
         if (coo->row[k] < 0 || coo->row[k] >= m || coo->col[k] < 0 || coo->col[k] >= n) {
             sla_status st = ST_FAIL(SLA_EPARSE, "%s: entry %lld at (%lld, %lld) is outside the "
                                      "%lld × %lld shape", path, (long long)k, (long long)coo->row[k],
@@ -158,6 +160,11 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
             sla_coo_free(&coo);
             return st;
         }
+    }
+    for (int64_t k = 0; k < nnz * nb; k++) coo->values[k] = st_get(v, k);
+    if (batch_ndim) {
+        *batch_ndim = v->ndim - 1;
+        for (int d = 0; d + 1 < v->ndim; d++) batch_shape[d] = v->dims[d];
     }
     *out = coo;
     return SLA_OK;
@@ -185,8 +192,9 @@ static sla_status st_header(const char *path, const unsigned char *buf, size_t l
     return SLA_OK;
 }
 
-static sla_status st_parse(const char *buf, size_t len, const char *path, const char *func,
-                           sla_coo **out)
+/* values [*batch, nnz]: batch_ndim = NULL refuses a batch (sla_safetensors_read) */
+static sla_status st_parse_into(const char *buf, size_t len, const char *path, const char *func,
+                                sla_coo **out, int *batch_ndim, int64_t *batch_shape)
 {
     cJSON *hdr = NULL;
     const unsigned char *data = NULL;
@@ -198,9 +206,15 @@ static sla_status st_parse(const char *buf, size_t len, const char *path, const 
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "col_indices", 1, &c);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
-    if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out);
+    if (st == SLA_OK) st = st_build(path, &v, &r, &c, &shape, out, batch_ndim, batch_shape);
     cJSON_Delete(hdr);
     return st;
+}
+
+static sla_status st_parse(const char *buf, size_t len, const char *path, const char *func,
+                           sla_coo **out)
+{
+    return st_parse_into(buf, len, path, func, out, NULL, NULL);
 }
 
 sla_status sla_safetensors_read(const char *path, sla_coo **out)
@@ -208,14 +222,30 @@ sla_status sla_safetensors_read(const char *path, sla_coo **out)
     return io_read_file(path, __func__, st_parse, out);
 }
 
-/* header entry for one tensor laid out at *offset */
-static int st_add(cJSON *hdr, const char *name, const char *dtype, int64_t d0, size_t bytes,
-                  size_t *offset)
+sla_status sla_safetensors_read_batch(const char *path, sla_coo **out, int *batch_ndim,
+                                      int64_t batch_shape[SLA_SAFETENSORS_MAX_DIMS])
+{
+    SLA_CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    SLA_CHECK_ARG(path, "path is NULL");
+    SLA_CHECK_ARG(batch_ndim && batch_shape, "batch_ndim or batch_shape is NULL");
+    char *buf = NULL;
+    size_t len = 0;
+    SLA_TRY(io_load_file(path, __func__, &buf, &len));
+    sla_status st = st_parse_into(buf, len, path, __func__, out, batch_ndim, batch_shape);
+    sla_free(buf);
+    return io_name_error(st, __func__, path);
+}
+
+/* header entry for one tensor of shape [*lead, d0] laid out at *offset */
+static int st_add(cJSON *hdr, const char *name, const char *dtype, int nlead,
+                  const int64_t *lead, int64_t d0, size_t bytes, size_t *offset)
 {
     cJSON *t = cJSON_AddObjectToObject(hdr, name);
     cJSON *sh = t ? cJSON_AddArrayToObject(t, "shape") : NULL;
     cJSON *off = t ? cJSON_AddArrayToObject(t, "data_offsets") : NULL;
     if (!t || !sh || !off || !cJSON_AddStringToObject(t, "dtype", dtype)) return 0;
+    for (int d = 0; d < nlead; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)lead[d]));
     cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)d0));
     cJSON_AddItemToArray(off, cJSON_CreateNumber((double)*offset));
     cJSON_AddItemToArray(off, cJSON_CreateNumber((double)(*offset + bytes)));
@@ -223,9 +253,9 @@ static int st_add(cJSON *hdr, const char *name, const char *dtype, int64_t d0, s
     return 1;
 }
 
-static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype)
+static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype, int64_t nb)
 {
-    for (int64_t k = 0; k < coo->nnz; k++) {
+    for (int64_t k = 0; k < coo->nnz * nb; k++) {
         int ok;
         if (dtype == SLA_FLOAT64) ok = fwrite(&coo->values[k], 8, 1, f) == 1;
         else { float x = (float)coo->values[k]; ok = fwrite(&x, 4, 1, f) == 1; }
@@ -237,24 +267,56 @@ static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype)
            fwrite(shape, 8, 2, f) == 2;
 }
 
+/* user metadata pairs replace the fixed entries of the same key */
+static int st_add_metadata(cJSON *meta, const char *const *pairs)
+{
+    for (size_t i = 0; pairs && pairs[i]; i += 2) {
+        if (!pairs[i + 1]) return 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, pairs[i]);
+        if (!cJSON_AddStringToObject(meta, pairs[i], pairs[i + 1])) return 0;
+    }
+    return 1;
+}
+
 sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype)
 {
+    return sla_safetensors_write_batch(path, coo, dtype, 0, NULL, NULL);
+}
+
+sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla_dtype dtype,
+                                       int batch_ndim, const int64_t *batch_shape,
+                                       const char *const *metadata)
+{
     SLA_CHECK_ARG(path && coo, "path or coo is NULL");
+    SLA_CHECK_ARG(batch_ndim >= 0 && batch_ndim < SLA_SAFETENSORS_MAX_DIMS &&
+                  (batch_ndim == 0 || batch_shape), "batch_ndim = %d must be in [0, %d) "
+                  "(batch_shape non-NULL when > 0)", batch_ndim, SLA_SAFETENSORS_MAX_DIMS);
+    int64_t nb = 1;
+    for (int d = 0; d < batch_ndim; d++) {
+        SLA_CHECK_ARG(batch_shape[d] >= 0 && (batch_shape[d] == 0 || nb <= INT64_MAX /
+                      batch_shape[d]), "batch_shape[%d] = %lld is negative or overflows", d,
+                      (long long)batch_shape[d]);
+        nb *= batch_shape[d];
+    }
+    for (size_t i = 0; metadata && metadata[i]; i += 2)
+        SLA_CHECK_ARG(metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
     if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
         return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
     if (coo->field == SLA_MM_COMPLEX)
         return SLA_FAIL(SLA_EDTYPE, "complex matrices cannot be written yet");
     cJSON *hdr = cJSON_CreateObject();
     size_t off = 0, es = sla_dtype_size(dtype), n = (size_t)coo->nnz;
-    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", coo->nnz, n * es, &off) &&
-             st_add(hdr, "row_indices", "I64", coo->nnz, n * 8, &off) &&
-             st_add(hdr, "col_indices", "I64", coo->nnz, n * 8, &off) &&
-             st_add(hdr, "shape", "I64", 2, 16, &off);
+    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", batch_ndim,
+                           batch_shape, coo->nnz, n * (size_t)nb * es, &off) &&
+             st_add(hdr, "row_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
+             st_add(hdr, "col_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
+             st_add(hdr, "shape", "I64", 0, NULL, 2, 16, &off);
     cJSON *meta = ok ? cJSON_AddObjectToObject(hdr, "__metadata__") : NULL;
     ok = ok && meta && cJSON_AddStringToObject(meta, "format", "sparse_tensor") &&
          cJSON_AddStringToObject(meta, "dtype", dtype == SLA_FLOAT64 ? "torch.float64" : "torch.float32") &&
          cJSON_AddStringToObject(meta, "version", "1.0") &&
-         cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING);
+         cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING) &&
+         st_add_metadata(meta, metadata);
     char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
     cJSON_Delete(hdr);
     if (!json) return SLA_FAIL(SLA_ENOMEM, "%s: cannot build the safetensors header", path);
@@ -272,7 +334,7 @@ sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype
         for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
         int w = fwrite(len8, 1, 8, f) == 8 && fwrite(json, 1, hl, f) == hl;
         for (size_t i = hl; w && i < padded; i++) w = fputc(' ', f) != EOF;
-        w = w && st_write_all(f, coo, dtype);
+        w = w && st_write_all(f, coo, dtype, nb);
         int e = w ? 0 : errno;
         if (fclose(f) != 0 && w) e = errno;
         if (!w || e) {

@@ -130,6 +130,59 @@ static sla_status read_header(const char *name, const char *json, sla_coo **c)
 #define T_COLS "\"col_indices\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[32,48]}"
 #define T_SHAPE "\"shape\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[48,64]}"
 
+/* torch-sla's batched layout: values [*batch, nnz], shape the matrix's [M, N] */
+static void safetensors_batch_round_trip(void **state)
+{
+    int64_t row[2] = {0, 1}, col[2] = {1, 0};
+    double vals[6 * 2];
+    for (int k = 0; k < 12; k++) vals[k] = 0.5 * k - 1;
+    sla_coo coo = {.nrows = 2, .ncols = 3, .nnz = 2, .nnz_stored = 2, .row = row, .col = col,
+                   .values = vals, .field = SLA_MM_REAL};
+    int64_t batch[2] = {2, 3};
+    const char *meta[] = {"sparse_dim_0", "2", "version", "9.9", NULL};
+    const char *path = tmp_path("batch.safetensors");
+    for (int dt = 0; dt < 2; dt++) {
+        TU_OK(sla_safetensors_write_batch(path, &coo, dt ? SLA_FLOAT32 : SLA_FLOAT64, 2, batch,
+                                          meta));
+        sla_coo *c = NULL;
+        int nd = -1;
+        int64_t dims[SLA_SAFETENSORS_MAX_DIMS];
+        TU_OK(sla_safetensors_read_batch(path, &c, &nd, dims));
+        assert_true(nd == 2 && dims[0] == 2 && dims[1] == 3);
+        assert_true(c->nnz == 2 && c->nrows == 2 && c->ncols == 3 && c->row[0] == 0 &&
+                    c->col[0] == 1);
+        for (int k = 0; k < 12; k++) assert_true(c->values[k] == vals[k]);   /* exact: k/2 */
+        sla_coo_free(&c);
+        /* the one-matrix reader refuses a batch, naming the batched reader */
+        expect_error(sla_safetensors_read(path, &c), SLA_EPARSE, "sla_safetensors_read_batch");
+        assert_null(c);
+    }
+    /* the metadata replaced the writer's "version" and added "sparse_dim_0" */
+    FILE *f = fopen(path, "rb");
+    char head[2048] = {0};
+    assert_true(fread(head, 1, sizeof head - 1, f) > 8);
+    fclose(f);
+    assert_non_null(strstr(head + 8, "\"sparse_dim_0\":\"2\""));
+    assert_non_null(strstr(head + 8, "\"version\":\"9.9\""));
+    assert_null(strstr(head + 8, "\"version\":\"1.0\""));
+    assert_non_null(strstr(head + 8, "\"shape\":[2,3,2]"));
+    /* an unbatched file reads through the batched reader with 0 batch dimensions */
+    TU_OK(sla_safetensors_write(path, &coo, SLA_FLOAT64));
+    sla_coo *c = NULL;
+    int nd = -1;
+    int64_t dims[SLA_SAFETENSORS_MAX_DIMS];
+    TU_OK(sla_safetensors_read_batch(path, &c, &nd, dims));
+    assert_true(nd == 0 && c->nnz == 2 && c->values[1] == vals[1]);
+    sla_coo_free(&c);
+    const char *bad[] = {"key", NULL};
+    expect_error(sla_safetensors_write_batch(path, &coo, SLA_FLOAT64, 0, NULL, bad), SLA_EINVAL,
+                 "metadata key \"key\" has no value");
+    int64_t neg[1] = {-1};
+    expect_error(sla_safetensors_write_batch(path, &coo, SLA_FLOAT64, 1, neg, NULL), SLA_EINVAL,
+                 "batch_shape[0]");
+    unlink(path);
+}
+
 static void safetensors_refused(void **state)
 {
     sla_coo *c = NULL;
@@ -173,6 +226,7 @@ int main(void)
         cmocka_unit_test(rb_stored_count),
         cmocka_unit_test(rb_empty_refused),
         cmocka_unit_test(safetensors_refused),
+        cmocka_unit_test(safetensors_batch_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,28 @@ static const int64_t R[] = {2, 0, 1, 1, 0, 1};
 static const int64_t C[] = {3, 1, 2, 0, 0, 2};
 static const double V[] = {6, 2, 3, 4, 1, 5};
 
+/* components of 0–3, 1–4 (one direction only), 2 alone, 5 with a self-loop: numbered by
+ * their smallest node; a non-square pattern is refused */
+static void connected_components(void **state)
+{
+    int64_t row[] = {3, 1, 5, 0}, col[] = {0, 4, 5, 3};
+    sla_pattern *p = NULL;
+    TU_OK(sla_pattern_from_coo(6, 6, 4, row, col, &p));
+    int64_t lab[6], n = -1;
+    TU_OK(sla_pattern_connected_components(p, lab, &n));
+    int64_t want[6] = {0, 1, 2, 0, 1, 3};
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 6; i++) assert_int_equal(lab[i], want[i]);
+    sla_pattern_free(&p);
+    TU_OK(sla_pattern_from_coo(2, 3, 1, row + 3, row + 3, &p));
+    assert_int_equal(sla_pattern_connected_components(p, lab, &n), SLA_ESHAPE);
+    sla_pattern_free(&p);
+    TU_OK(sla_pattern_from_coo(0, 0, 0, NULL, NULL, &p));
+    TU_OK(sla_pattern_connected_components(p, NULL, &n));
+    assert_int_equal(n, 0);
+    sla_pattern_free(&p);
+}
+
 static void coo_duplicates_and_order(void **state)
 {
     sla_pattern *p = NULL;
@@ -224,6 +246,7 @@ int main(void)
         cmocka_unit_test(transpose_permutation),
         cmocka_unit_test(properties),
         cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(connected_components),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
