@@ -278,32 +278,28 @@ static int st_add_metadata(cJSON *meta, const char *const *pairs)
     return 1;
 }
 
-sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype)
+/* the writer of both public entry points; messages start with func */
+static sla_status st_write(const char *func, const char *path, const sla_coo *coo,
+                           sla_dtype dtype, int batch_ndim, const int64_t *batch_shape,
+                           const char *const *metadata)
 {
-    return sla_safetensors_write_batch(path, coo, dtype, 0, NULL, NULL);
-}
-
-sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla_dtype dtype,
-                                       int batch_ndim, const int64_t *batch_shape,
-                                       const char *const *metadata)
-{
-    SLA_CHECK_ARG(path && coo, "path or coo is NULL");
-    SLA_CHECK_ARG(batch_ndim >= 0 && batch_ndim < SLA_SAFETENSORS_MAX_DIMS &&
+    SLA_CHECK_ARG_AS(func, path && coo, "path or coo is NULL");
+    SLA_CHECK_ARG_AS(func, batch_ndim >= 0 && batch_ndim < SLA_SAFETENSORS_MAX_DIMS &&
                   (batch_ndim == 0 || batch_shape), "batch_ndim = %d must be in [0, %d) "
                   "(batch_shape non-NULL when > 0)", batch_ndim, SLA_SAFETENSORS_MAX_DIMS);
     int64_t nb = 1;
     for (int d = 0; d < batch_ndim; d++) {
-        SLA_CHECK_ARG(batch_shape[d] >= 0 && (batch_shape[d] == 0 || nb <= INT64_MAX /
+        SLA_CHECK_ARG_AS(func, batch_shape[d] >= 0 && (batch_shape[d] == 0 || nb <= INT64_MAX /
                       batch_shape[d]), "batch_shape[%d] = %lld is negative or overflows", d,
                       (long long)batch_shape[d]);
         nb *= batch_shape[d];
     }
     for (size_t i = 0; metadata && metadata[i]; i += 2)
-        SLA_CHECK_ARG(metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
+        SLA_CHECK_ARG_AS(func, metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
     if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
+        return SLA_FAIL_AS(func, SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
     if (coo->field == SLA_MM_COMPLEX)
-        return SLA_FAIL(SLA_EDTYPE, "complex matrices cannot be written yet");
+        return SLA_FAIL_AS(func, SLA_EDTYPE, "complex matrices cannot be written yet");
     cJSON *hdr = cJSON_CreateObject();
     size_t off = 0, es = sla_dtype_size(dtype), n = (size_t)coo->nnz;
     int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", batch_ndim,
@@ -319,13 +315,13 @@ sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla
          st_add_metadata(meta, metadata);
     char *json = ok ? cJSON_PrintUnformatted(hdr) : NULL;
     cJSON_Delete(hdr);
-    if (!json) return SLA_FAIL(SLA_ENOMEM, "%s: cannot build the safetensors header", path);
+    if (!json) return SLA_FAIL_AS(func, SLA_ENOMEM, "%s: cannot build the safetensors header", path);
     size_t hl = strlen(json), padded = (hl + 7) / 8 * 8;   /* buffer starts 8-byte aligned */
     io_out o;
-    sla_status st = io_out_open(&o, path, __func__);
+    sla_status st = io_out_open(&o, path, func);
     FILE *f = st == SLA_OK ? fdopen(o.fd, "wb") : NULL;
     if (st == SLA_OK && !f) {
-        st = SLA_FAIL(SLA_EIO, "cannot create '%s': %s", path, strerror(errno));
+        st = SLA_FAIL_AS(func, SLA_EIO, "cannot create '%s': %s", path, strerror(errno));
         io_out_abort(&o);
     }
     if (f) {
@@ -338,7 +334,7 @@ sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla
         int e = w ? 0 : errno;
         if (fclose(f) != 0 && w) e = errno;
         if (!w || e) {
-            st = SLA_FAIL(SLA_EIO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
+            st = SLA_FAIL_AS(func, SLA_EIO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
             io_out_abort(&o);
         } else {
             st = io_out_commit(&o);
@@ -346,4 +342,16 @@ sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla
     }
     cJSON_free(json);
     return st;
+}
+
+sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype)
+{
+    return st_write(__func__, path, coo, dtype, 0, NULL, NULL);
+}
+
+sla_status sla_safetensors_write_batch(const char *path, const sla_coo *coo, sla_dtype dtype,
+                                       int batch_ndim, const int64_t *batch_shape,
+                                       const char *const *metadata)
+{
+    return st_write(__func__, path, coo, dtype, batch_ndim, batch_shape, metadata);
 }
