@@ -16,6 +16,12 @@
 extern "C" {
 #endif
 
+/** The numerical-singularity threshold of every direct method (cholesky, ldlt, lu, klu):
+ *  1000·ε of double, the value eigsh's shift-invert uses. A factorization whose reciprocal
+ *  condition estimate (sla_solve_info.rcond, see there) is below it is numerically singular:
+ *  see "Singular matrices" at sla_solver_create(). */
+#define SLA_RCOND_SINGULAR 2.220446049250313e-13
+
 /** Solution method. Direct methods factor A; iterative ones use a preconditioner. */
 typedef enum sla_method {
     SLA_METHOD_AUTO = 0,     /**< chosen by the rules of src/solve/auto.c; see describe() */
