@@ -86,19 +86,43 @@ typedef int (*sla_precond_fn)(void *ctx, sla_op op, int64_t batch_index, const v
  *  Return 0 on success. */
 typedef int (*sla_apply_fn)(void *ctx, sla_op op, int64_t batch_index, const void *x, void *y);
 
+/** options.rtol and options.atol as sla_solver_options_init() leaves them: "no tolerance given"
+ *  (see sla_solver_options). Any other negative tolerance is refused (SLA_EINVAL). */
+#define SLA_TOL_DEFAULT (-1.0)
+/** options.maxiter as sla_solver_options_init() leaves it: 10·max(m, n) + 100 at create. */
+#define SLA_MAXITER_DEFAULT (-1)
+/** Method auto's accuracy target when no tolerance is given: the normwise backward error
+ *  ‖b − A x‖₂ / (‖A‖_F ‖x‖₂ + ‖b‖₂) of every column (float64; float32: ..._F32). */
+#define SLA_AUTO_BACKWARD_ERROR 1e-12
+#define SLA_AUTO_BACKWARD_ERROR_F32 1e-5
+
+/** Options of sla_solver_create(). Fields are checked at create (SLA_EINVAL naming the field).
+ *
+ *  Tolerances. The stopping rule of an iterative solve is ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol).
+ *  rtol and atol are finite and ≥ 0, or SLA_TOL_DEFAULT, which sla_solver_options_init() writes
+ *  into both:
+ *    - both SLA_TOL_DEFAULT ("no tolerance given"): method auto delivers a normwise backward
+ *      error ≤ SLA_AUTO_BACKWARD_ERROR (1e-12; float32 1e-5) in every column, whatever method it
+ *      chooses (docs/auto.md: a direct solve, or an iterative one continued until the target
+ *      is met, else SLA_NOT_CONVERGED); an explicit method uses rtol 1e-10, atol 0;
+ *    - either one given: the rule above exactly, the other one at its classic default (rtol
+ *      1e-10, atol 0), for auto as for an explicit method. */
 typedef struct sla_solver_options {
     sla_method method;           /**< default SLA_METHOD_AUTO */
     sla_precond precond;         /**< default SLA_PRECOND_AUTO */
     sla_ordering ordering;       /**< default SLA_ORDERING_AUTO */
-    const char *backend;         /**< NULL or "auto": by priority; else a registered name */
-    double rtol;                 /**< default 1e-10 (iterative) */
-    double atol;                 /**< default 0 */
-    int64_t maxiter;             /**< default 10·n + 100 (iterative) */
-    int64_t restart;             /**< GMRES restart length, default 50 */
+    const char *backend;         /**< NULL or "auto": by priority; else a registered name (method
+                                  *   auto then chooses among that backend's methods only); ""
+                                  *   is refused */
+    double rtol;                 /**< default SLA_TOL_DEFAULT (see Tolerances above) */
+    double atol;                 /**< default SLA_TOL_DEFAULT */
+    int64_t maxiter;             /**< ≥ 1, default SLA_MAXITER_DEFAULT: 10·max(m, n) + 100
+                                  *   (iterative) */
+    int64_t restart;             /**< GMRES restart length ≥ 1, default 50 */
     int initial_guess_nonzero;   /**< 1: X holds the initial guess on entry (default 0: zero) */
     sla_monitor_fn monitor;      /**< NULL for none */
     void *monitor_ctx;
-    int64_t monitor_every;       /**< default 1 */
+    int64_t monitor_every;       /**< ≥ 1, default 1 */
     sla_precond_fn user_precond; /**< for SLA_PRECOND_USER */
     void *user_precond_ctx;
     double memory_budget;        /**< bytes a direct factorization may use; ≤ 0: half of RAM */

@@ -45,6 +45,7 @@ typedef struct chol_impl {
     cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
     cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
     double *rcond;             /* [batch] reciprocal condition estimates (condest.c) */
+    int64_t *rcond_hint;       /* [batch] their hints for the next factorization */
     int valid;                 /* 0 after a failed (re)factorization */
     int64_t *slot_pos;         /* [nnz] position of (A⁻¹)_{c,r} of each slot in L->x (lazy) */
     char why_invalid[400];
@@ -294,7 +295,8 @@ static sla_status estimate_rcond(sla_solver *s, int64_t b, int t)
     double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
     if (!work) return SLA_FAIL(SLA_ENOMEM, "condition estimate of batch element %lld", (long long)b);
     inverse_ctx ic = {c, t};
-    sla_status st = sla_direct_rcond(s, b, chol_inverse, &ic, work, &c->rcond[b]);
+    sla_status st = sla_direct_rcond(s, b, chol_inverse, &ic, work, &c->rcond_hint[b],
+                                     &c->rcond[b]);
     sla_free(work);
     if (st < 0) return cholmod_error_status(&c->cm[t], "cholmod_solve2 (condition estimate)");
     return SLA_OK;
@@ -421,6 +423,7 @@ static void chol_destroy(sla_solver *s)
     sla_free(c->xbuf);
     sla_free(c->slot_pos);
     sla_free(c->rcond);
+    sla_free(c->rcond_hint);
     sla_symlower_free(&c->low);
     sla_free(c);
     s->impl = NULL;
@@ -441,7 +444,9 @@ static sla_status chol_create(sla_solver *s)
     c->Y = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
     c->E = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
     c->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
-    if (!c->cm || !c->L || !c->X || !c->Y || !c->E || !c->rcond) {
+    c->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
+    for (int64_t b = 0; c->rcond_hint && b < s->batch; b++) c->rcond_hint[b] = -1;
+    if (!c->cm || !c->L || !c->X || !c->Y || !c->E || !c->rcond || !c->rcond_hint) {
         if (c->cm) c->nthreads = 0;
         return SLA_ENOMEM;
     }

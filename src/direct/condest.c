@@ -77,43 +77,58 @@ static int sign_repeats(const double *y, double *xi, int64_t n)
 /* est ≤ ‖(RA)⁻¹‖₁ by Higham's Algorithm 4.1 (dlacn2's steps, real case), with its closing
  * test vector (alternating signs, against the estimator's known worst cases) solved together
  * with the first one: the same estimate in one solve call fewer (3 in the common case: the
- * first with two columns). y [2n], xi [n]. */
-static sla_status estimate_inverse_norm(const scaled_op *o, double *y, double *xi, double *est)
+ * first with two columns). A hint *j ≥ 0 (the column that gave the estimate of the previous
+ * factorization, e.g. before a refactor) is solved in that first call too, as a third start
+ * vector: when it still gives the largest column, the iteration confirms it with one transposed
+ * solve (2 calls). *j receives the column of the estimate. y [3n], xi [n]. */
+static sla_status estimate_inverse_norm(const scaled_op *o, double *y, double *xi, double *est,
+                                        int64_t *hint)
 {
-    int64_t n = o->s->n;
+    int64_t n = o->s->n, j0 = *hint >= 0 && *hint < n ? *hint : -1;
+    int64_t k = n == 1 ? 1 : j0 >= 0 ? 3 : 2;
+    memset(y, 0, (size_t)(3 * n) * sizeof *y);
     for (int64_t i = 0; i < n; i++) {
         y[i] = 1.0 / (double)n;
         y[n + i] = (i % 2 ? -1.0 : 1.0) * (1.0 + (double)i / (double)(n > 1 ? n - 1 : 1));
     }
-    SLA_TRY(apply(o, 0, n > 1 ? 2 : 1, y));
+    if (j0 >= 0) y[2 * n + j0] = 1;
+    SLA_TRY(apply(o, 0, k, y));
     *est = norm1(y, n);
+    *hint = 0;
     if (n == 1 || !isfinite(*est)) return SLA_OK;
-    double alt = 2 * norm1(y + n, n) / (3.0 * (double)n);
+    double alt = 2 * norm1(y + n, n) / (3.0 * (double)n), at_hint = j0 >= 0 ? norm1(y + 2 * n, n) : 0;
+    int64_t best = -1;                      /* the column of *est, once one is solved */
+    if (j0 >= 0 && !(at_hint < *est)) {     /* the hint leads: iterate from e_j0 */
+        *est = at_hint;
+        best = j0;
+        memcpy(y, y + 2 * n, (size_t)n * sizeof *y);
+    }
     for (int64_t i = 0; i < n; i++) xi[i] = 0;
     sign_repeats(y, xi, n);
     memcpy(y, xi, (size_t)n * sizeof *y);
     SLA_TRY(apply(o, 1, 1, y));
     int64_t j = argmax_abs(y, n);
-    for (int iter = 2; iter <= CONDEST_ITMAX; iter++) {
+    for (int iter = 2; iter <= CONDEST_ITMAX && j != best; iter++) {
         memset(y, 0, (size_t)n * sizeof *y);
         y[j] = 1;
         SLA_TRY(apply(o, 0, 1, y));
-        double old = *est;
-        *est = norm1(y, n);
-        if (!isfinite(*est)) return SLA_OK;
-        if (sign_repeats(y, xi, n) || *est <= old) break;   /* converged, or no progress */
+        double old = *est, now = norm1(y, n);
+        if (!isfinite(now)) { *est = now; return SLA_OK; }
+        if (now > old) { *est = now; best = j; }
+        if (sign_repeats(y, xi, n) || now <= old) break;    /* converged, or no progress */
         memcpy(y, xi, (size_t)n * sizeof *y);
         SLA_TRY(apply(o, 1, 1, y));
         int64_t last = j;
         j = argmax_abs(y, n);
         if (fabs(y[last]) == fabs(y[j])) break;            /* the same column again */
     }
+    *hint = best >= 0 ? best : j;
     if (!(alt <= *est)) *est = alt;
     return SLA_OK;
 }
 
 sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
-                            double *work, double *rcond)
+                            double *work, int64_t *hint, double *rcond)
 {
     int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
     if (n == 0) { *rcond = 1; return SLA_OK; }
@@ -123,7 +138,7 @@ sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn 
     if (!(anorm > 0)) { *rcond = 0; return SLA_OK; }      /* a zero row: singular */
     scaled_op o = {.s = s, .b = b, .fn = fn, .ctx = ctx, .w = w};
     double est = 0;
-    SLA_TRY(estimate_inverse_norm(&o, y, xi, &est));
+    SLA_TRY(estimate_inverse_norm(&o, y, xi, &est, hint));
     *rcond = isfinite(est) && est > 0 ? 1 / (anorm * est) : 0;
     if (!(*rcond >= 0)) *rcond = 0;
     return SLA_OK;

@@ -93,7 +93,7 @@ sla_status sla_direct_check_square(const sla_matrix *A);
 typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64_t k, double *y);
 
 /** Doubles of workspace per unknown that sla_direct_rcond needs. */
-#define SLA_RCOND_WORK 5
+#define SLA_RCOND_WORK 6
 
 /** Reciprocal condition estimate of batch element b of s->A (float64 or float32 values),
  *    rcond = 1 / (‖RA‖₁ · est ‖(RA)⁻¹‖₁),  R = diag(1 / max_j |a_ij|)  (row equilibration),
@@ -102,9 +102,13 @@ typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64
  *  so rcond is never below the true reciprocal condition number. rcond = 0 for a zero row or
  *  non-finite solves, 1 for n = 0. A factorization is numerically singular when
  *  rcond < SLA_RCOND_SINGULAR (solver.h). work [SLA_RCOND_WORK·n] doubles.
+ *  *hint (in/out, one per batch element, −1 at first): the column of (RA)⁻¹ that gave the last
+ *  estimate; passing it back at the next factorization of the same element (a refactor) adds it
+ *  as a start vector, which usually saves a call (2 instead of 3: values that change little keep
+ *  their largest column).
  *  @return SLA_OK or fn's status. */
 sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
-                            double *work, double *rcond);
+                            double *work, int64_t *hint, double *rcond);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Symmetric input                                                                             */

@@ -10,7 +10,7 @@ lu_elem *lu_elems_create(int64_t batch, int64_t nnz)
 {
     lu_elem *e = sla_calloc((size_t)batch, sizeof *e, "factors");
     for (int64_t b = 0; e && b < batch; b++) {
-        e[b].zero_pivot = e[b].small_pivot = -1;
+        e[b].zero_pivot = e[b].small_pivot = e[b].rcond_hint = -1;
         if (!(e[b].ax = sla_malloc((size_t)nnz, sizeof(double), "values"))) {
             lu_elems_free(e, batch);
             return NULL;
@@ -69,7 +69,7 @@ sla_status lu_estimate_rcond(sla_solver *s, int64_t b, lu_elem *e, sla_factor_so
     if (e->zero_pivot >= 0) { e->rcond = 0; return SLA_OK; }
     double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
     if (!work) return SLA_ENOMEM;
-    sla_status st = sla_direct_rcond(s, b, fn, ctx, work, &e->rcond);
+    sla_status st = sla_direct_rcond(s, b, fn, ctx, work, &e->rcond_hint, &e->rcond);
     sla_free(work);
     if (st == SLA_OK && e->rcond < SLA_RCOND_SINGULAR) e->small_pivot = -2;
     return st;

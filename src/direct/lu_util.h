@@ -17,6 +17,7 @@ typedef struct lu_elem {
     int64_t small_pivot;   /**< no zero pivot but rcond < SLA_RCOND_SINGULAR (numerically
                             *   singular): step k of the smallest |U_kk|; else −1 */
     int64_t sing_col, sing_row;   /**< the column and row of A pivoted on at that step */
+    int64_t rcond_hint;    /**< sla_direct_rcond's hint for the next factorization (−1) */
 } lu_elem;
 
 /** 1 if element e is singular: a zero pivot, or numerically (rcond < SLA_RCOND_SINGULAR). */

@@ -68,6 +68,7 @@ typedef struct mumps_impl {
     int64_t *null_col;        /* [batch] first null pivot's column, 0-based */
     double *rcond;            /* [batch] reciprocal condition estimates (condest.c; 0 with null
                                * pivots) */
+    int64_t *rcond_hint;      /* [batch] their hints for the next factorization */
     sla_ordering ordering;    /* resolved (never AUTO) */
     int empty;                /* no stored entry (n = 0 or the zero matrix): no MUMPS instance */
     int valid;
@@ -335,7 +336,8 @@ static sla_status estimate_rcond(sla_solver *s, mumps_impl *m)
     s->rcond = INFINITY;
     for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
         m->rcond[b] = 0;
-        if (m->nnull[b] == 0) st = sla_direct_rcond(s, b, mumps_inverse, m, work, &m->rcond[b]);
+        if (m->nnull[b] == 0)
+            st = sla_direct_rcond(s, b, mumps_inverse, m, work, &m->rcond_hint[b], &m->rcond[b]);
         s->rcond = fmin(s->rcond, m->rcond[b]);
     }
     sla_free(work);
@@ -451,6 +453,7 @@ static void mumps_destroy(sla_solver *s)
     sla_free(m->nnull);
     sla_free(m->null_col);
     sla_free(m->rcond);
+    sla_free(m->rcond_hint);
     sla_symlower_free(&m->low);
     sla_free(m);
     s->impl = NULL;
@@ -489,7 +492,10 @@ static sla_status mumps_create(sla_solver *s)
     m->nnull = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
-    if (!m->id || !m->live || !m->nnull || !m->null_col || !m->rcond) return SLA_ENOMEM;
+    m->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
+    if (!m->id || !m->live || !m->nnull || !m->null_col || !m->rcond || !m->rcond_hint)
+        return SLA_ENOMEM;
+    for (int64_t b = 0; b < s->batch; b++) m->rcond_hint[b] = -1;
     SLA_TRY(build_input(m, s->pattern, s->batch));
     SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
     m->empty = m->low.nnz == 0;
