@@ -144,11 +144,14 @@ typedef struct sla_solve_info {
     sla_method method;           /**< the method actually used */
     sla_precond precond;         /**< its preconditioner (SLA_PRECOND_NONE for direct) */
     int converged;               /**< 1 if every system met the stopping rule (direct methods:
-                                  *   the factorization solved it); 0 on any error */
+                                  *   the factorization solved it; method auto with no tolerance
+                                  *   given: the backward-error target); 0 on any error */
     sla_reason reason;           /**< worst reason over the batch; SLA_REASON_ERROR on error */
     int64_t iterations;          /**< max over batch and columns (0 for direct) */
     double residual_norm;        /**< max true ‖b − op(A) x‖₂ over batch and columns, for every
-                                  *   method: iterative methods recompute it at the end; for
+                                  *   method, of the X returned (float32: the rounded X, summed
+                                  *   in double by the direct backends): iterative methods
+                                  *   recompute it at the end; for
                                   *   direct methods whose backend does not report it (cholesky,
                                   *   ldlt) the generic layer computes it after the solve with
                                   *   one SpMV over all right-hand sides (2–10 % of the solve on
@@ -157,7 +160,12 @@ typedef struct sla_solve_info {
                                   *   info (info = NULL skips it); NaN if it could not be
                                   *   measured */
     double relative_residual;    /**< max ‖b − op(A) x‖₂ / ‖b‖₂ (0 when b = 0 and x = 0) */
-    double rcond;                /**< reciprocal condition estimate, NaN if unknown */
+    double rcond;                /**< direct methods: reciprocal condition estimate of the
+                                  *   row-equilibrated A, 1/(‖RA‖₁·est‖(RA)⁻¹‖₁) with R =
+                                  *   diag(1/max_j |a_ij|) and Higham's 1-norm estimator on the
+                                  *   factors (never below the true value; min over the batch;
+                                  *   0 with a zero pivot); below SLA_RCOND_SINGULAR the matrix
+                                  *   is numerically singular. NaN for iterative methods */
     double normal_residual;      /**< LSQR: max true ‖op(A)ᵀ r − damp²x‖₂ over batch and columns
                                   *   (the gradient of the least-squares objective, 0 at its
                                   *   minimum); NaN for the other methods */
@@ -181,17 +189,21 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
  *  sla_solver_refactor() or sla_solver_free(). Iterative methods read them at every solve; direct
  *  methods read them at every solve too, to report the true residual in the info. The pattern is
  *  retained.
- *  Singular matrices, method by method:
- *    lu, klu   keep the factorization of a structurally or numerically singular matrix and
- *              return SLA_OK (rcond 0, describe() names the column of the first zero pivot), so
- *              that sla_solver_logdet() gives sign 0 and log|det| = −inf; their solve and
- *              logdet_grad then return SLA_ESINGULAR naming the batch element and that column.
- *    ldlt      (MUMPS) the same: create returns SLA_OK for a singular matrix (MUMPS detects the
- *              null pivots), logdet gives sign 0 and −inf, and solve and logdet_grad return
- *              SLA_ESINGULAR naming the batch element and the column of the first null pivot.
- *    cholesky  returns SLA_ENOTSPD at create for a singular matrix, as for any matrix that is not
- *              positive definite: the message names the batch element and the column whose
- *              pivot is not positive (use ldlt or lu for singular or indefinite matrices).
+ *  Singular matrices. One rule for every direct method (cholesky, ldlt, lu, klu), applied after
+ *  every factorization (create and refactor): A_b is singular when a pivot is exactly zero
+ *  (lu, klu; MUMPS's null pivots for ldlt) or when it is numerically singular, i.e. its
+ *  reciprocal condition estimate (sla_solve_info.rcond: Higham's 1-norm estimate for the
+ *  row-equilibrated A, a few solves on the factors; never below the true value, so a refusal
+ *  is always justified) is below SLA_RCOND_SINGULAR = 2.2e-13 (docs/direct.md). Then:
+ *    - create and refactor return SLA_OK and keep the factors; describe() says "singular" or
+ *      "numerically singular" and names the batch element (and, for lu/klu, the column of the
+ *      zero or smallest pivot);
+ *    - sla_solver_logdet() gives sign 0 and log|det| = −inf for that element (not an error);
+ *    - sla_solver_solve() (and the VJPs) and sla_solver_logdet_grad() return SLA_ESINGULAR
+ *      naming the batch element: never a huge X reported as converged.
+ *    cholesky  may instead refuse at create or refactor with SLA_ENOTSPD, when a pivot of the
+ *              singular matrix comes out ≤ 0: the message names the batch element and the
+ *              column whose pivot is not positive.
  *    cg, bicgstab, gmres, minres  do not detect singularity: create succeeds, and solve returns
  *              SLA_NOT_CONVERGED with the reason (indefinite, breakdown, stagnation, max
  *              iterations) unless b lies in the range of A and the iteration converges.
@@ -218,7 +230,14 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
  *  Values are checked first (an error there leaves the solver as it was: SLA_EINVAL
  *  "values is NULL", SLA_ENONFINITE naming batch element, slot, row and column); if the numeric
  *  work itself fails (e.g. SLA_ENOMEM, SLA_ENOTSPD), a direct solver refuses to solve until a
- *  refactor succeeds. Singular values behave as at create (see sla_solver_create()). */
+ *  refactor succeeds. Singular values behave as at create (see sla_solver_create()).
+ *  Method auto (created with SLA_METHOD_AUTO): the facts the choice rests on (symmetry, positive
+ *  diagonal, sign pattern, diagonal dominance, definiteness evidence such as a Cholesky that
+ *  succeeds) are measured again from the new values (one O(nnz) pass); when one changed, or when
+ *  the chosen backend's numeric work fails for a reason of the values (SLA_ENOTSPD,
+ *  SLA_EBREAKDOWN, ...), auto decides again as create would (sla_solver_method() may change;
+ *  describe() says "decided again at refactor k (what changed)"). If no method can be chosen,
+ *  the error is returned and the solver refuses (SLA_EINVAL) until a refactor succeeds. */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
 /** Solves op(A_b) X_b = B_b for every batch element b (method lsqr: X_b = argmin
@@ -301,8 +320,9 @@ SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabs
  *  values (checked before anything is written). */
 SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 
-/** One line saying which method, backend, ordering and preconditioner were used and why.
- *  Owned by the solver. */
+/** One line saying which method, backend, ordering and preconditioner were used and, for
+ *  method auto, why ("<backend's words>; auto: <why>"), also after refactors. Owned by the
+ *  solver. */
 SLA_API const char *sla_solver_describe(const sla_solver *s);
 
 /** The method the solver uses (never SLA_METHOD_AUTO: auto is resolved at create). */

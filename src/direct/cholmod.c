@@ -36,6 +36,11 @@
 
 #include "direct/direct.h"
 
+/* cholmod_solve2 reallocates its workspaces whenever the column count changes: the solves of
+ * the caller, the condition estimate's first (multi-column) and its later (one column) solves
+ * each keep their own */
+enum { WS_SOLVE, WS_ESTIMATE_BLOCK, WS_ESTIMATE_ONE, WORKSPACES };
+
 typedef struct chol_impl {
     int nthreads;              /* commons, value buffers and solve workspaces */
     int batch_threads;         /* threads of the loops over the batch (see batch_threads()) */
@@ -43,7 +48,7 @@ typedef struct chol_impl {
     sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
     double *xbuf;              /* [nthreads][low.nnz] gathered values */
     cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
-    cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
+    cholmod_dense **X, **Y, **E; /* [WORKSPACES·nthreads] cholmod_solve2 workspaces (ws()) */
     double *rcond;             /* [batch] reciprocal condition estimates (condest.c) */
     int64_t *rcond_hint;       /* [batch] their hints for the next factorization */
     int valid;                 /* 0 after a failed (re)factorization */
@@ -277,14 +282,14 @@ static sla_status chol_inverse(void *ctx, int64_t b, sla_op op, int64_t k, doubl
     (void)op;
     inverse_ctx *ic = ctx;
     chol_impl *c = ic->c;
-    int t = ic->t;
+    int t = ic->t, w = (k > 1 ? WS_ESTIMATE_BLOCK : WS_ESTIMATE_ONE) * c->nthreads + t;
     int64_t n = (int64_t)c->L[b]->n;
     cholmod_dense bd = dense_header(n, k, y);
-    if (!cholmod_l_solve2(CHOLMOD_A, c->L[b], &bd, NULL, &c->X[t], NULL, &c->Y[t], &c->E[t],
+    if (!cholmod_l_solve2(CHOLMOD_A, c->L[b], &bd, NULL, &c->X[w], NULL, &c->Y[w], &c->E[w],
                           &c->cm[t]))
         return c->cm[t].status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND;
     for (int64_t j = 0; j < k; j++)
-        memcpy(y + j * n, (double *)c->X[t]->x + j * (int64_t)c->X[t]->d, (size_t)n * sizeof *y);
+        memcpy(y + j * n, (double *)c->X[w]->x + j * (int64_t)c->X[w]->d, (size_t)n * sizeof *y);
     return SLA_OK;
 }
 
@@ -409,12 +414,13 @@ static void chol_destroy(sla_solver *s)
     if (!c) return;
     if (c->L)
         for (int64_t b = 0; b < s->batch; b++) cholmod_l_free_factor(&c->L[b], &c->cm[0]);
-    for (int t = 0; t < c->nthreads && c->cm; t++) {
-        if (c->X) cholmod_l_free_dense(&c->X[t], &c->cm[t]);
-        if (c->Y) cholmod_l_free_dense(&c->Y[t], &c->cm[t]);
-        if (c->E) cholmod_l_free_dense(&c->E[t], &c->cm[t]);
-        cholmod_l_finish(&c->cm[t]);
+    for (int w = 0; w < WORKSPACES * c->nthreads && c->cm; w++) {
+        cholmod_common *cm = &c->cm[w % c->nthreads];
+        if (c->X) cholmod_l_free_dense(&c->X[w], cm);
+        if (c->Y) cholmod_l_free_dense(&c->Y[w], cm);
+        if (c->E) cholmod_l_free_dense(&c->E[w], cm);
     }
+    for (int t = 0; t < c->nthreads && c->cm; t++) cholmod_l_finish(&c->cm[t]);
     sla_free(c->cm);
     sla_free(c->L);
     sla_free(c->X);
@@ -440,9 +446,10 @@ static sla_status chol_create(sla_solver *s)
     c->nthreads = (int)(nt < s->batch ? nt : s->batch);
     c->cm = sla_calloc((size_t)c->nthreads, sizeof(cholmod_common), "cholmod commons");
     c->L = sla_calloc((size_t)s->batch, sizeof(cholmod_factor *), "cholmod factors");
-    c->X = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
-    c->Y = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
-    c->E = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
+    size_t nws = (size_t)(WORKSPACES * c->nthreads);
+    c->X = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->Y = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->E = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
     c->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
     c->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
     for (int64_t b = 0; c->rcond_hint && b < s->batch; b++) c->rcond_hint[b] = -1;

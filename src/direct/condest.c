@@ -39,10 +39,11 @@ static sla_status apply(const scaled_op *o, int trans, int64_t k, double *y)
 {
     int64_t n = o->s->n;
     if (!trans)
-        for (int64_t i = 0; i < n * k; i++) y[i] /= o->w[i % n];
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t i = 0; i < n; i++) y[j * n + i] /= o->w[i];
     SLA_TRY(o->fn(o->ctx, o->b, trans ? SLA_OP_T : SLA_OP_N, k, y));
     if (trans)
-        for (int64_t i = 0; i < n * k; i++) y[i] /= o->w[i % n];
+        for (int64_t i = 0; i < n; i++) y[i] /= o->w[i];      /* k = 1 */
     return SLA_OK;
 }
 
@@ -86,7 +87,7 @@ static sla_status estimate_inverse_norm(const scaled_op *o, double *y, double *x
 {
     int64_t n = o->s->n, j0 = *hint >= 0 && *hint < n ? *hint : -1;
     int64_t k = n == 1 ? 1 : j0 >= 0 ? 3 : 2;
-    memset(y, 0, (size_t)(3 * n) * sizeof *y);
+    if (j0 >= 0) memset(y + 2 * n, 0, (size_t)n * sizeof *y);
     for (int64_t i = 0; i < n; i++) {
         y[i] = 1.0 / (double)n;
         y[n + i] = (i % 2 ? -1.0 : 1.0) * (1.0 + (double)i / (double)(n > 1 ? n - 1 : 1));

@@ -10,12 +10,15 @@ static double FN(row_scaled_norm1)(const sla_pattern *p, const REAL *a, double *
     for (int64_t j = 0; j < n; j++) colsum[j] = 0;
     for (int64_t i = 0; i < n; i++) {
         double m = 0;
-        for (int64_t k = rp[i]; k < rp[i + 1]; k++) m = fmax(m, fabs((double)a[k]));
+        for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+            double t = fabs((double)a[k]);
+            m = t > m ? t : m;                   /* not fmax: a library call per entry */
+        }
         if (!(m > 0)) return 0;
         w[i] = 1 / m;
         for (int64_t k = rp[i]; k < rp[i + 1]; k++) colsum[ci[k]] += fabs((double)a[k]) * w[i];
     }
     double norm = 0;
-    for (int64_t j = 0; j < n; j++) norm = fmax(norm, colsum[j]);
+    for (int64_t j = 0; j < n; j++) norm = colsum[j] > norm ? colsum[j] : norm;
     return norm;
 }
