@@ -8,8 +8,9 @@
  *    Poisson matrix is SPD but only weakly diagonally dominant): it is proven by rule 2, or
  *    decided by the Cholesky attempt, or by CG's curvature check on the iterative path.
  *    Rules 2, 3 and 5 prefer an iterative method although a factorization would fit; they apply
- *    only when options.rtol is attainable by the dtype's arithmetic (rtol ≥ 1000ε: 2.2e-13 in
- *    float64, 1.2e-4 in float32; the direct backends factor in double whatever the dtype).
+ *    only when the accuracy asked for is attainable by the dtype's arithmetic (options.rtol, or
+ *    rule 10's target when no tolerance is given, ≥ 1000ε: 2.2e-13 in float64, 1.2e-4 in
+ *    float32; the direct backends factor in double whatever the dtype).
  * 2. Stieltjes matrices, decided from the graph alone (no factorization analysis). Symmetric,
  *    positive diagonal, no positive off-diagonal value, every row weakly diagonally dominant and
  *    a strictly dominant row in every connected component: an irreducibly diagonally dominant
@@ -64,7 +65,25 @@
  * A or damp > 0 (rule 0) it is an error (no determinant exists).
  * 0. Before every other rule: a rectangular A (m ≠ n), or options.damp > 0 (a damped least-squares
  *    problem), → LSQR without preconditioner: the only method here that solves least squares
- *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build. */
+ *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build.
+ * 8. options.backend names a backend: auto chooses among its methods only (rules 2–7 skip the
+ *    others: cholmod → cholesky, umfpack → lu, klu → klu, mumps → ldlt, krylov → the iterative
+ *    rules, and a budget is no reason to leave the backend asked for); a determinant from a
+ *    backend without direct methods is SLA_EUNSUPPORTED; an unknown name SLA_EUNSUPPORTED
+ *    naming sla_backend_count()/sla_backend_get().
+ * 9. Refactor (auto_refactor.c): each choice records the facts of rule 1 it rests on (rule 2:
+ *    all four and a strict row per component; 3 and 5: the M-matrix facts; Cholesky and CG:
+ *    symmetric with a positive diagonal; KLU/LDLᵀ/LU/MINRES: symmetric or not, positive diagonal
+ *    or not). sla_solver_refactor measures them again (one O(nnz) pass) and decides again, as a
+ *    create would, when one changed or the backend's numeric work fails for a reason of the
+ *    values (Cholesky not SPD, IC(0) breakdown); describe() says "decided again at refactor k
+ *    (what changed)". Other refactors keep the choice and its "; auto: <why>".
+ * 10. No tolerance given (options rtol and atol both SLA_TOL_DEFAULT): every column's normwise
+ *    backward error ‖b − Ax‖₂/(‖A‖_F‖x‖₂ + ‖b‖₂) ≤ SLA_AUTO_BACKWARD_ERROR = 1e-12 (float32
+ *    1e-5). Direct methods are backward stable (and refined by KLU/UMFPACK); an iterative
+ *    solve runs to rtol 1e-10, then its backward error is measured and the solve continued
+ *    from X until the target is met (auto_accuracy.c; SLA_NOT_CONVERGED otherwise). An
+ *    explicit rtol or atol keeps the classic rule ‖b − Ax‖ ≤ max(rtol‖b‖, atol). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -325,6 +325,8 @@ sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     info_init(s, info);
     sla_status st = s->backend->solve(s, op, nrhs, B, X, info);
     if (st < 0) return st;
+    /* auto with no tolerance: the backward-error target decides, before any fallback */
+    if (s->is_auto && s->default_tol) SLA_TRY(sla_auto_accuracy(s, op, nrhs, B, X, total, info));
     int fb = sla_auto_fallback(s, info);
     if (fb < 0) return fb;
     if (fb > 0) {
@@ -334,8 +336,9 @@ sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
         info_init(s, info);
         st = s->backend->solve(s, op, nrhs, B, X, info);
         if (st < 0) return st;
+        if (s->is_auto && s->default_tol)
+            SLA_TRY(sla_auto_accuracy(s, op, nrhs, B, X, total, info));
     }
-    if (s->is_auto && s->default_tol) SLA_TRY(sla_auto_accuracy(s, op, nrhs, B, X, total, info));
     if (info->residual_norm < 0) {
         if (want_residual) true_residual(s, op, nrhs, B, X, total, info);
         else info->residual_norm = info->relative_residual = NAN;
