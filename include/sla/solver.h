@@ -16,6 +16,12 @@
 extern "C" {
 #endif
 
+/** The numerical-singularity threshold of every direct method (cholesky, ldlt, lu, klu):
+ *  1000·ε of double, the value eigsh's shift-invert uses. A factorization whose reciprocal
+ *  condition estimate (sla_solve_info.rcond, see there) is below it is numerically singular:
+ *  see "Singular matrices" at sla_solver_create(). */
+#define SLA_RCOND_SINGULAR 2.220446049250313e-13
+
 /** Solution method. Direct methods factor A; iterative ones use a preconditioner. */
 typedef enum sla_method {
     SLA_METHOD_AUTO = 0,     /**< chosen by the rules of src/solve/auto.c; see describe() */
@@ -80,19 +86,43 @@ typedef int (*sla_precond_fn)(void *ctx, sla_op op, int64_t batch_index, const v
  *  Return 0 on success. */
 typedef int (*sla_apply_fn)(void *ctx, sla_op op, int64_t batch_index, const void *x, void *y);
 
+/** options.rtol and options.atol as sla_solver_options_init() leaves them: "no tolerance given"
+ *  (see sla_solver_options). Any other negative tolerance is refused (SLA_EINVAL). */
+#define SLA_TOL_DEFAULT (-1.0)
+/** options.maxiter as sla_solver_options_init() leaves it: 10·max(m, n) + 100 at create. */
+#define SLA_MAXITER_DEFAULT (-1)
+/** Method auto's accuracy target when no tolerance is given: the normwise backward error
+ *  ‖b − A x‖₂ / (‖A‖_F ‖x‖₂ + ‖b‖₂) of every column (float64; float32: ..._F32). */
+#define SLA_AUTO_BACKWARD_ERROR 1e-12
+#define SLA_AUTO_BACKWARD_ERROR_F32 1e-5
+
+/** Options of sla_solver_create(). Fields are checked at create (SLA_EINVAL naming the field).
+ *
+ *  Tolerances. The stopping rule of an iterative solve is ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol).
+ *  rtol and atol are finite and ≥ 0, or SLA_TOL_DEFAULT, which sla_solver_options_init() writes
+ *  into both:
+ *    - both SLA_TOL_DEFAULT ("no tolerance given"): method auto delivers a normwise backward
+ *      error ≤ SLA_AUTO_BACKWARD_ERROR (1e-12; float32 1e-5) in every column, whatever method it
+ *      chooses (docs/auto.md: a direct solve, or an iterative one continued until the target
+ *      is met, else SLA_NOT_CONVERGED); an explicit method uses rtol 1e-10, atol 0;
+ *    - either one given: the rule above exactly, the other one at its classic default (rtol
+ *      1e-10, atol 0), for auto as for an explicit method. */
 typedef struct sla_solver_options {
     sla_method method;           /**< default SLA_METHOD_AUTO */
     sla_precond precond;         /**< default SLA_PRECOND_AUTO */
     sla_ordering ordering;       /**< default SLA_ORDERING_AUTO */
-    const char *backend;         /**< NULL or "auto": by priority; else a registered name */
-    double rtol;                 /**< default 1e-10 (iterative) */
-    double atol;                 /**< default 0 */
-    int64_t maxiter;             /**< default 10·n + 100 (iterative) */
-    int64_t restart;             /**< GMRES restart length, default 50 */
+    const char *backend;         /**< NULL or "auto": by priority; else a registered name (method
+                                  *   auto then chooses among that backend's methods only); ""
+                                  *   is refused */
+    double rtol;                 /**< default SLA_TOL_DEFAULT (see Tolerances above) */
+    double atol;                 /**< default SLA_TOL_DEFAULT */
+    int64_t maxiter;             /**< ≥ 1, default SLA_MAXITER_DEFAULT: 10·max(m, n) + 100
+                                  *   (iterative) */
+    int64_t restart;             /**< GMRES restart length ≥ 1, default 50 */
     int initial_guess_nonzero;   /**< 1: X holds the initial guess on entry (default 0: zero) */
     sla_monitor_fn monitor;      /**< NULL for none */
     void *monitor_ctx;
-    int64_t monitor_every;       /**< default 1 */
+    int64_t monitor_every;       /**< ≥ 1, default 1 */
     sla_precond_fn user_precond; /**< for SLA_PRECOND_USER */
     void *user_precond_ctx;
     double memory_budget;        /**< bytes a direct factorization may use; ≤ 0: half of RAM */
@@ -114,11 +144,14 @@ typedef struct sla_solve_info {
     sla_method method;           /**< the method actually used */
     sla_precond precond;         /**< its preconditioner (SLA_PRECOND_NONE for direct) */
     int converged;               /**< 1 if every system met the stopping rule (direct methods:
-                                  *   the factorization solved it); 0 on any error */
+                                  *   the factorization solved it; method auto with no tolerance
+                                  *   given: the backward-error target); 0 on any error */
     sla_reason reason;           /**< worst reason over the batch; SLA_REASON_ERROR on error */
     int64_t iterations;          /**< max over batch and columns (0 for direct) */
     double residual_norm;        /**< max true ‖b − op(A) x‖₂ over batch and columns, for every
-                                  *   method: iterative methods recompute it at the end; for
+                                  *   method, of the X returned (float32: the rounded X, summed
+                                  *   in double by the direct backends): iterative methods
+                                  *   recompute it at the end; for
                                   *   direct methods whose backend does not report it (cholesky,
                                   *   ldlt) the generic layer computes it after the solve with
                                   *   one SpMV over all right-hand sides (2–10 % of the solve on
@@ -127,7 +160,12 @@ typedef struct sla_solve_info {
                                   *   info (info = NULL skips it); NaN if it could not be
                                   *   measured */
     double relative_residual;    /**< max ‖b − op(A) x‖₂ / ‖b‖₂ (0 when b = 0 and x = 0) */
-    double rcond;                /**< reciprocal condition estimate, NaN if unknown */
+    double rcond;                /**< direct methods: reciprocal condition estimate of the
+                                  *   row-equilibrated A, 1/(‖RA‖₁·est‖(RA)⁻¹‖₁) with R =
+                                  *   diag(1/max_j |a_ij|) and Higham's 1-norm estimator on the
+                                  *   factors (never below the true value; min over the batch;
+                                  *   0 with a zero pivot); below SLA_RCOND_SINGULAR the matrix
+                                  *   is numerically singular. NaN for iterative methods */
     double normal_residual;      /**< LSQR: max true ‖op(A)ᵀ r − damp²x‖₂ over batch and columns
                                   *   (the gradient of the least-squares objective, 0 at its
                                   *   minimum); NaN for the other methods */
@@ -151,17 +189,21 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
  *  sla_solver_refactor() or sla_solver_free(). Iterative methods read them at every solve; direct
  *  methods read them at every solve too, to report the true residual in the info. The pattern is
  *  retained.
- *  Singular matrices, method by method:
- *    lu, klu   keep the factorization of a structurally or numerically singular matrix and
- *              return SLA_OK (rcond 0, describe() names the column of the first zero pivot), so
- *              that sla_solver_logdet() gives sign 0 and log|det| = −inf; their solve and
- *              logdet_grad then return SLA_ESINGULAR naming the batch element and that column.
- *    ldlt      (MUMPS) the same: create returns SLA_OK for a singular matrix (MUMPS detects the
- *              null pivots), logdet gives sign 0 and −inf, and solve and logdet_grad return
- *              SLA_ESINGULAR naming the batch element and the column of the first null pivot.
- *    cholesky  returns SLA_ENOTSPD at create for a singular matrix, as for any matrix that is not
- *              positive definite: the message names the batch element and the column whose
- *              pivot is not positive (use ldlt or lu for singular or indefinite matrices).
+ *  Singular matrices. One rule for every direct method (cholesky, ldlt, lu, klu), applied after
+ *  every factorization (create and refactor): A_b is singular when a pivot is exactly zero
+ *  (lu, klu; MUMPS's null pivots for ldlt) or when it is numerically singular, i.e. its
+ *  reciprocal condition estimate (sla_solve_info.rcond: Higham's 1-norm estimate for the
+ *  row-equilibrated A, a few solves on the factors; never below the true value, so a refusal
+ *  is always justified) is below SLA_RCOND_SINGULAR = 2.2e-13 (docs/direct.md). Then:
+ *    - create and refactor return SLA_OK and keep the factors; describe() says "singular" or
+ *      "numerically singular" and names the batch element (and, for lu/klu, the column of the
+ *      zero or smallest pivot);
+ *    - sla_solver_logdet() gives sign 0 and log|det| = −inf for that element (not an error);
+ *    - sla_solver_solve() (and the VJPs) and sla_solver_logdet_grad() return SLA_ESINGULAR
+ *      naming the batch element: never a huge X reported as converged.
+ *    cholesky  may instead refuse at create or refactor with SLA_ENOTSPD, when a pivot of the
+ *              singular matrix comes out ≤ 0: the message names the batch element and the
+ *              column whose pivot is not positive.
  *    cg, bicgstab, gmres, minres  do not detect singularity: create succeeds, and solve returns
  *              SLA_NOT_CONVERGED with the reason (indefinite, breakdown, stagnation, max
  *              iterations) unless b lies in the range of A and the iteration converges.
@@ -188,7 +230,14 @@ SLA_API sla_status sla_solver_create_operator(int64_t n, sla_dtype dtype, int64_
  *  Values are checked first (an error there leaves the solver as it was: SLA_EINVAL
  *  "values is NULL", SLA_ENONFINITE naming batch element, slot, row and column); if the numeric
  *  work itself fails (e.g. SLA_ENOMEM, SLA_ENOTSPD), a direct solver refuses to solve until a
- *  refactor succeeds. Singular values behave as at create (see sla_solver_create()). */
+ *  refactor succeeds. Singular values behave as at create (see sla_solver_create()).
+ *  Method auto (created with SLA_METHOD_AUTO): the facts the choice rests on (symmetry, positive
+ *  diagonal, sign pattern, diagonal dominance, definiteness evidence such as a Cholesky that
+ *  succeeds) are measured again from the new values (one O(nnz) pass); when one changed, or when
+ *  the chosen backend's numeric work fails for a reason of the values (SLA_ENOTSPD,
+ *  SLA_EBREAKDOWN, ...), auto decides again as create would (sla_solver_method() may change;
+ *  describe() says "decided again at refactor k (what changed)"). If no method can be chosen,
+ *  the error is returned and the solver refuses (SLA_EINVAL) until a refactor succeeds. */
 SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
 
 /** Solves op(A_b) X_b = B_b for every batch element b (method lsqr: X_b = argmin
@@ -271,8 +320,9 @@ SLA_API sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabs
  *  values (checked before anything is written). */
 SLA_API sla_status sla_solver_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 
-/** One line saying which method, backend, ordering and preconditioner were used and why.
- *  Owned by the solver. */
+/** One line saying which method, backend, ordering and preconditioner were used and, for
+ *  method auto, why ("<backend's words>; auto: <why>"), also after refactors. Owned by the
+ *  solver. */
 SLA_API const char *sla_solver_describe(const sla_solver *s);
 
 /** The method the solver uses (never SLA_METHOD_AUTO: auto is resolved at create). */

@@ -31,6 +31,19 @@ SOLVER_CACHE_SIZE = 8
 _TORCH_SLA_BACKENDS = ("scipy", "eigen", "cupy", "cudss", "cusolver", "pytorch")
 
 
+_BACKEND_NAMES = None
+
+
+def _backend_names():
+    """Names of every backend registered in libsla (compiled in or not: an unavailable one is
+    refused by libsla with its reason), read once."""
+    global _BACKEND_NAMES
+    if _BACKEND_NAMES is None:
+        from .backends import backends
+        _BACKEND_NAMES = tuple(b.name for b in backends())
+    return _BACKEND_NAMES
+
+
 # SLA_PRECOND_USER needs a C callback: not offered to Python callers
 _PY_PRECONDS = tuple(p for p in PRECONDS if p != "user")
 
@@ -63,7 +76,12 @@ class Options:
         self.backend = backend.lower()
         if self.backend in _TORCH_SLA_BACKENDS:
             raise ValueError(f"backend = {backend!r} is a torch-sla backend; torch_sla runs on "
-                             f"libsla: use backend='auto' or a name from show_backends()")
+                             f"libsla: use backend='auto' or a name from "
+                             f"torch_sla.show_backends()")
+        if self.backend != "auto" and self.backend not in _backend_names():
+            raise ValueError(f"backend = {backend!r} is not a libsla backend: use 'auto' or one "
+                             f"of {', '.join(_backend_names())} (torch_sla.show_backends() "
+                             f"lists them)")
         self.rtol = as_opt_real(rtol, "rtol", minimum=0)
         self.atol = as_opt_real(atol, "atol", minimum=0)
         self.maxiter = as_opt_int(maxiter, "maxiter", minimum=1)
@@ -118,8 +136,7 @@ class Solver:
         check(lib.sla_solver_create(ctypes.byref(A), ctypes.byref(self._opt), ctypes.byref(out)))
         self.ptr = out.value
         self.values = values
-        m = lib.sla_solver_method(self.ptr) if lib.has("sla_solver_method") else options.method
-        self.method = METHODS[m] if 0 <= m < len(METHODS) else options.method_name
+        self._read_method()
 
     def __del__(self):
         ptr = getattr(self, "ptr", None)
@@ -127,9 +144,19 @@ class Solver:
             self.ptr = None
             lib.sla_solver_free(ctypes.byref(ctypes.c_void_p(ptr)))
 
+    def _read_method(self):
+        m = lib.sla_solver_method(self.ptr) if lib.has("sla_solver_method") else self.options.method
+        self.method = METHODS[m] if 0 <= m < len(METHODS) else self.options.method_name
+
     # --- numeric set-up ---------------------------------------------------------------------
     def refactor(self, values):
-        check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
+        """New values on the same pattern. With method 'auto', libsla re-checks the facts its
+        choice rests on (symmetry, sign pattern, definiteness) and decides again when they no
+        longer hold, so the method may change here (and describe() says why)."""
+        try:
+            check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
+        finally:
+            self._read_method()
         self.values = values
         self.generation += 1
 
@@ -237,9 +264,10 @@ def acquire(pattern, values, dtype_code, batch, options):
                 cache_stats["hits"] += 1
                 return s, pin
             except SlaError:
-                # e.g. method 'auto' chose Cholesky for earlier values and these are not SPD
-                # or not symmetric: drop it; a fresh create decides again, or raises the
-                # definitive error (NaN values, explicit method unsuitable, ...)
+                # method 'auto' decides again inside the refactor when the facts of its choice
+                # change (libsla's sla_solver_refactor); an error left here (an explicit method
+                # unsuitable for these values, out of memory, ...) drops the solver, and a fresh
+                # create raises the definitive error
                 s.unpin(pin)
                 _forget(key, s)
             except BaseException:

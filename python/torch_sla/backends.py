@@ -56,7 +56,8 @@ def method_available(method, dtype=torch.float64, backend=None) -> bool:
             raise TypeError(f"backend must be a string, got {type(backend).__name__}")
         names = [b.name for b in bs]
         if backend != "auto" and backend not in names:
-            raise ValueError(f"backend = {backend!r} is not one of auto, {', '.join(names)}")
+            raise ValueError(f"backend = {backend!r} is not one of auto, {', '.join(names)} "
+                             f"(torch_sla.show_backends() lists them)")
     if method == "auto":
         return any(method_available(m, dtype, backend) for m in ("cholesky", "ldlt", "lu"))
     return any(b.available and method in b.methods and dtype in b.dtypes and

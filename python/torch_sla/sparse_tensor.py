@@ -579,7 +579,8 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             backend is taken as the method.)
         rtol, atol, maxiter : stopping rule of iterative methods,
             ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) (libsla defaults: rtol 1e-10, atol 0,
-            maxiter 10·max(M, N) + 100); LSQR stops on Paige & Saunders' two rules instead,
+            maxiter 10·max(M, N) + 100; with neither tolerance given, method 'auto' returns x
+            with ‖b − Ax‖/(‖A‖_F‖x‖ + ‖b‖) ≤ 1e-12, float32 1e-5); LSQR stops on Paige & Saunders' two rules instead,
             ‖r‖ ≤ rtol·(‖A‖‖x‖ + ‖b‖) or ‖r‖ ≤ atol (consistent) and ‖Aᵀr‖ ≤ rtol·‖A‖‖r‖
             (inconsistent; info.normal_residual). ``tol`` is accepted as an alias of rtol
             (torch-sla). float32 needs rtol ≥ ~1e-5.

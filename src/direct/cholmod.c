@@ -22,8 +22,11 @@
  *          refactor the solver holds no valid factorization until the next successful one.
  * Form.    Supernodal or simplicial by CHOLMOD's rule (simplicial when flops/nnz(L) < 40: 2–10×
  *          faster on very sparse factors), always LLᵀ; describe() says which.
- * rcond    cholmod_rcond: (min L_jj / max L_jj)², a cheap lower-quality estimate; the minimum
- *          over the batch. */
+ * rcond    The estimate of condest.c (Higham's 1-norm estimator on the row-equilibrated A, a few
+ *          solves on the factor), after every factorization; the minimum over the batch. Below
+ *          SLA_RCOND_SINGULAR the matrix is numerically singular (semidefinite to working
+ *          precision): create and refactor succeed, logdet gives sign 0 and −inf, solve and
+ *          logdet_grad return SLA_ESINGULAR naming the batch element. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +36,11 @@
 
 #include "direct/direct.h"
 
+/* cholmod_solve2 reallocates its workspaces whenever the column count changes: the solves of
+ * the caller, the condition estimate's first (multi-column) and its later (one column) solves
+ * each keep their own */
+enum { WS_SOLVE, WS_ESTIMATE_BLOCK, WS_ESTIMATE_ONE, WORKSPACES };
+
 typedef struct chol_impl {
     int nthreads;              /* commons, value buffers and solve workspaces */
     int batch_threads;         /* threads of the loops over the batch (see batch_threads()) */
@@ -40,7 +48,9 @@ typedef struct chol_impl {
     sla_symlower low;          /* lower triangle of A ∪ Aᵀ = upper CSC triangle (stype +1) */
     double *xbuf;              /* [nthreads][low.nnz] gathered values */
     cholmod_factor **L;        /* [batch] numeric factors (L[0] holds the analysis) */
-    cholmod_dense **X, **Y, **E; /* [nthreads] cholmod_solve2 workspaces */
+    cholmod_dense **X, **Y, **E; /* [WORKSPACES·nthreads] cholmod_solve2 workspaces (ws()) */
+    double *rcond;             /* [batch] reciprocal condition estimates (condest.c) */
+    int64_t *rcond_hint;       /* [batch] their hints for the next factorization */
     int valid;                 /* 0 after a failed (re)factorization */
     int64_t *slot_pos;         /* [nnz] position of (A⁻¹)_{c,r} of each slot in L->x (lazy) */
     char why_invalid[400];
@@ -248,6 +258,55 @@ static sla_status not_spd_error(const sla_solver *s, int64_t b, int64_t col, int
                          "%s", (long long)col, (long long)k, (long long)s->n, hint);
 }
 
+/* A column-major n × k double block x as a CHOLMOD dense header (borrowed). */
+static cholmod_dense dense_header(int64_t n, int64_t k, void *x)
+{
+    cholmod_dense d;
+    memset(&d, 0, sizeof d);
+    d.nrow = (size_t)n;
+    d.ncol = (size_t)k;
+    d.d = (size_t)n;
+    d.nzmax = (size_t)(n * k);
+    d.xtype = CHOLMOD_REAL;
+    d.dtype = CHOLMOD_DOUBLE;
+    d.x = x;
+    return d;
+}
+
+/* A⁻¹ Y in place on element b's factor with thread slot t's workspaces (A is symmetric: op T is
+ * the same solve), for the condition estimate. */
+typedef struct { chol_impl *c; int t; } inverse_ctx;
+
+static sla_status chol_inverse(void *ctx, int64_t b, sla_op op, int64_t k, double *y)
+{
+    (void)op;
+    inverse_ctx *ic = ctx;
+    chol_impl *c = ic->c;
+    int t = ic->t, w = (k > 1 ? WS_ESTIMATE_BLOCK : WS_ESTIMATE_ONE) * c->nthreads + t;
+    int64_t n = (int64_t)c->L[b]->n;
+    cholmod_dense bd = dense_header(n, k, y);
+    if (!cholmod_l_solve2(CHOLMOD_A, c->L[b], &bd, NULL, &c->X[w], NULL, &c->Y[w], &c->E[w],
+                          &c->cm[t]))
+        return c->cm[t].status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND;
+    for (int64_t j = 0; j < k; j++)
+        memcpy(y + j * n, (double *)c->X[w]->x + j * (int64_t)c->X[w]->d, (size_t)n * sizeof *y);
+    return SLA_OK;
+}
+
+/* The singularity rule (condest.c) on element b's new factor. */
+static sla_status estimate_rcond(sla_solver *s, int64_t b, int t)
+{
+    chol_impl *c = s->impl;
+    double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
+    if (!work) return SLA_FAIL(SLA_ENOMEM, "condition estimate of batch element %lld", (long long)b);
+    inverse_ctx ic = {c, t};
+    sla_status st = sla_direct_rcond(s, b, chol_inverse, &ic, work, &c->rcond_hint[b],
+                                     &c->rcond[b]);
+    sla_free(work);
+    if (st < 0) return cholmod_error_status(&c->cm[t], "cholmod_solve2 (condition estimate)");
+    return SLA_OK;
+}
+
 static sla_status factorize_one(void *ctx, int64_t b, int t)
 {
     sla_solver *s = ctx;
@@ -266,7 +325,7 @@ static sla_status factorize_one(void *ctx, int64_t b, int t)
         return not_spd_error(s, b, col, k);
     }
     if (cm->status < CHOLMOD_OK) return cholmod_error_status(cm, "cholmod_factorize");
-    return SLA_OK;
+    return estimate_rcond(s, b, t);
 }
 
 static sla_status factorize_all(sla_solver *s)
@@ -280,10 +339,25 @@ static sla_status factorize_all(sla_solver *s)
         snprintf(c->why_invalid, sizeof c->why_invalid, "%s", err.msg);
         return st;
     }
-    double rc = INFINITY;
-    for (int64_t b = 0; b < s->batch; b++) rc = fmin(rc, cholmod_l_rcond(c->L[b], &c->cm[0]));
+    double rc = s->n == 0 ? 1 : INFINITY;
+    for (int64_t b = 0; b < s->batch && s->n > 0; b++) rc = fmin(rc, c->rcond[b]);
     s->rcond = rc;
     c->valid = 1;
+    return SLA_OK;
+}
+
+/* SLA_ESINGULAR for the first numerically singular element (rcond < SLA_RCOND_SINGULAR): the
+ * factorization succeeded, but A is only semidefinite to working precision. */
+static sla_status check_regular(const sla_solver *s)
+{
+    const chol_impl *c = s->impl;
+    for (int64_t b = 0; b < s->batch && s->n > 0; b++)
+        if (c->rcond[b] < SLA_RCOND_SINGULAR)
+            return sla_error_set(SLA_ESINGULAR, "cholesky", "A[%lld] is numerically singular: "
+                                 "reciprocal condition estimate %.2g < %.2g (SLA_RCOND_SINGULAR), "
+                                 "positive semidefinite to working precision; its "
+                                 "log-determinant is -inf", (long long)b, c->rcond[b],
+                                 SLA_RCOND_SINGULAR);
     return SLA_OK;
 }
 
@@ -322,13 +396,16 @@ static void describe(sla_solver *s)
 {
     chol_impl *c = s->impl;
     const cholmod_factor *L = c->L[0];
-    char lnz[32];
+    char lnz[32], rc[80] = "";
     format_count(c->cm[0].lnz, lnz, sizeof lnz);
+    if (c->valid && s->n > 0)
+        snprintf(rc, sizeof rc, ", rcond %.1e%s%s", s->rcond, s->batch > 1 ? " (min over the batch)" : "",
+                 s->rcond < SLA_RCOND_SINGULAR ? ", numerically singular" : "");
     snprintf(s->description, sizeof s->description,
-             "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s", CHOLMOD_MAIN_VERSION,
+             "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s%s", CHOLMOD_MAIN_VERSION,
              CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION, L->is_super ? "supernodal" : "simplicial",
              ordering_label(L->ordering), lnz, s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
-             s->batch > 1 ? ", batched" : "");
+             s->batch > 1 ? ", batched" : "", rc);
 }
 
 static void chol_destroy(sla_solver *s)
@@ -337,12 +414,13 @@ static void chol_destroy(sla_solver *s)
     if (!c) return;
     if (c->L)
         for (int64_t b = 0; b < s->batch; b++) cholmod_l_free_factor(&c->L[b], &c->cm[0]);
-    for (int t = 0; t < c->nthreads && c->cm; t++) {
-        if (c->X) cholmod_l_free_dense(&c->X[t], &c->cm[t]);
-        if (c->Y) cholmod_l_free_dense(&c->Y[t], &c->cm[t]);
-        if (c->E) cholmod_l_free_dense(&c->E[t], &c->cm[t]);
-        cholmod_l_finish(&c->cm[t]);
+    for (int w = 0; w < WORKSPACES * c->nthreads && c->cm; w++) {
+        cholmod_common *cm = &c->cm[w % c->nthreads];
+        if (c->X) cholmod_l_free_dense(&c->X[w], cm);
+        if (c->Y) cholmod_l_free_dense(&c->Y[w], cm);
+        if (c->E) cholmod_l_free_dense(&c->E[w], cm);
     }
+    for (int t = 0; t < c->nthreads && c->cm; t++) cholmod_l_finish(&c->cm[t]);
     sla_free(c->cm);
     sla_free(c->L);
     sla_free(c->X);
@@ -350,6 +428,8 @@ static void chol_destroy(sla_solver *s)
     sla_free(c->E);
     sla_free(c->xbuf);
     sla_free(c->slot_pos);
+    sla_free(c->rcond);
+    sla_free(c->rcond_hint);
     sla_symlower_free(&c->low);
     sla_free(c);
     s->impl = NULL;
@@ -366,10 +446,14 @@ static sla_status chol_create(sla_solver *s)
     c->nthreads = (int)(nt < s->batch ? nt : s->batch);
     c->cm = sla_calloc((size_t)c->nthreads, sizeof(cholmod_common), "cholmod commons");
     c->L = sla_calloc((size_t)s->batch, sizeof(cholmod_factor *), "cholmod factors");
-    c->X = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
-    c->Y = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
-    c->E = sla_calloc((size_t)c->nthreads, sizeof(cholmod_dense *), "cholmod solve workspace");
-    if (!c->cm || !c->L || !c->X || !c->Y || !c->E) {
+    size_t nws = (size_t)(WORKSPACES * c->nthreads);
+    c->X = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->Y = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->E = sla_calloc(nws, sizeof(cholmod_dense *), "cholmod solve workspace");
+    c->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
+    c->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
+    for (int64_t b = 0; c->rcond_hint && b < s->batch; b++) c->rcond_hint[b] = -1;
+    if (!c->cm || !c->L || !c->X || !c->Y || !c->E || !c->rcond || !c->rcond_hint) {
         if (c->cm) c->nthreads = 0;
         return SLA_ENOMEM;
     }
@@ -397,15 +481,18 @@ static sla_status chol_create(sla_solver *s)
         c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm[0]);
         if (!c->L[b]) return cholmod_error_status(&c->cm[0], "cholmod_copy_factor");
     }
+    sla_status st = factorize_all(s);
     describe(s);
-    return factorize_all(s);
+    return st;
 }
 
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status chol_refactor(sla_solver *s)
 {
     SLA_TRY(sla_symlower_check(&((chol_impl *)s->impl)->low, &s->A, "cholesky"));
-    return factorize_all(s);
+    sla_status st = factorize_all(s);
+    describe(s);
+    return st;
 }
 
 typedef struct solve_ctx {
@@ -428,14 +515,7 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
     size_t es = sla_dtype_size(s->dtype);
     int64_t n = s->n, off = b * n * nrhs;
     const void *Bb = (const char *)B + (size_t)off * es;
-    cholmod_dense bd;
-    memset(&bd, 0, sizeof bd);
-    bd.nrow = (size_t)n;
-    bd.ncol = (size_t)nrhs;
-    bd.d = (size_t)n;
-    bd.nzmax = (size_t)(n * nrhs);
-    bd.xtype = CHOLMOD_REAL;
-    bd.dtype = CHOLMOD_DOUBLE;
+    cholmod_dense bd = dense_header(n, nrhs, NULL);
     if (s->dtype == SLA_FLOAT64 && nrhs == 1) {
         bd.x = (void *)Bb;          /* read-only: cholmod_solve2 does not write B */
     } else {
@@ -450,13 +530,15 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
     return SLA_OK;
 }
 
-/* op = N and T are the same solve: A is symmetric. info: nothing is written; in particular
- * residual_norm and relative_residual stay as the generic layer's info_init set them, which is
- * how solver.c tells that this backend computes no residual and measures the true one itself. */
+/* op = N and T are the same solve: A is symmetric. info: for float64 nothing is written; in
+ * particular residual_norm and relative_residual stay as the generic layer's info_init set them,
+ * which is how solver.c tells that this backend computes no residual and measures the true one
+ * itself; for float32 the residual of the rounded X is summed here in double. */
 static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                              sla_solve_info *info)
 {
     SLA_TRY(check_valid(s));
+    SLA_TRY(check_regular(s));
     chol_impl *c = s->impl;
     int nt = c->nthreads;
     double *buf = NULL;
@@ -468,6 +550,8 @@ static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void 
     sla_batch_error err;
     sla_status st = sla_direct_for_each(s->batch, c->batch_threads, solve_one, &sc,
                                         "cholesky solve", &err);
+    /* float32 always has buf (≥ n doubles) */
+    if (st == SLA_OK && s->dtype != SLA_FLOAT64) sla_direct_residuals(s, op, nrhs, B, X, buf, info);
     sla_free(buf);
     return st;
 }
@@ -510,14 +594,16 @@ static double sum_log_diagonal(const cholmod_factor *L)
     return sum;
 }
 
-/* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized). */
+/* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized), or sign 0 and −inf when
+ * numerically singular (rcond < SLA_RCOND_SINGULAR). */
 static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
-        sign[b] = 1;
-        logabsdet[b] = 2 * sum_log_diagonal(c->L[b]);
+        int singular = s->n > 0 && c->rcond[b] < SLA_RCOND_SINGULAR;
+        sign[b] = singular ? 0 : 1;
+        logabsdet[b] = singular ? -INFINITY : 2 * sum_log_diagonal(c->L[b]);
     }
     return SLA_OK;
 }
@@ -586,6 +672,7 @@ static sla_status grad_one(void *ctx, int64_t b, int t)
 static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
     SLA_TRY(check_valid(s));
+    SLA_TRY(check_regular(s));
     chol_impl *c = s->impl;
     if (!c->slot_pos) SLA_TRY(build_slot_positions(s, c));
     double *z = sla_malloc((size_t)c->nthreads * factor_size(c->L[0]), sizeof(double), "selected inverse");

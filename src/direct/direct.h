@@ -84,6 +84,33 @@ sla_status sla_klu_analysis(const sla_solver *s, sla_analysis **out);
 sla_status sla_direct_check_square(const sla_matrix *A);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Numerical singularity (condest.c): the one rule of every direct backend                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Y = op(A_b)⁻¹ Y in place (Y column-major n × k doubles, k ≤ 2) on the backend's factors of
+ *  batch element b, without refinement; ctx is the backend's. Returns SLA_OK or an error status
+ *  (no message needed: the caller reports). Called from the thread that factored element b. */
+typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64_t k, double *y);
+
+/** Doubles of workspace per unknown that sla_direct_rcond needs. */
+#define SLA_RCOND_WORK 6
+
+/** Reciprocal condition estimate of batch element b of s->A (float64 or float32 values),
+ *    rcond = 1 / (‖RA‖₁ · est ‖(RA)⁻¹‖₁),  R = diag(1 / max_j |a_ij|)  (row equilibration),
+ *  est from Higham's 1-norm estimator (LAPACK's dlacn2) on solves with fn: 3 calls with op N
+ *  and T typically (the first with k = 2 columns), at most 10. est never exceeds the true norm,
+ *  so rcond is never below the true reciprocal condition number. rcond = 0 for a zero row or
+ *  non-finite solves, 1 for n = 0. A factorization is numerically singular when
+ *  rcond < SLA_RCOND_SINGULAR (solver.h). work [SLA_RCOND_WORK·n] doubles.
+ *  *hint (in/out, one per batch element, −1 at first): the column of (RA)⁻¹ that gave the last
+ *  estimate; passing it back at the next factorization of the same element (a refactor) adds it
+ *  as a start vector, which usually saves a call (2 instead of 3: values that change little keep
+ *  their largest column).
+ *  @return SLA_OK or fn's status. */
+sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
+                            double *work, int64_t *hint, double *rcond);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Symmetric input                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -161,6 +188,13 @@ void sla_dense_to_colmajor(sla_dtype dtype, int64_t n, int64_t k, const void *in
 /** out (row-major [n][k] of dtype) = in (column-major n × k double, leading dimension ld). */
 void sla_dense_from_colmajor(sla_dtype dtype, int64_t n, int64_t k, const double *in, int64_t ld,
                              void *out);
+/** info->residual_norm = max ‖B − op(A) X‖₂ and relative_residual = max of it over ‖B‖₂, over the
+ *  batch and the columns of B, X [batch][n][nrhs] of s's dtype, summed in double: the residual of
+ *  the X returned, for the symmetric backends' float32 solves (factored in double, X rounded to
+ *  float; the generic layer's SpMV would sum in float32). r [n] doubles of workspace. */
+void sla_direct_residuals(const sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                          const void *X, double *r, sla_solve_info *info);
+
 /** out[s] = g · z[pos[s]] (pos NULL: z[s]) for s < nnz, written as dtype (the log-determinant
  *  gradient from selected inverse entries z). */
 void sla_direct_scatter_scaled(sla_dtype dtype, int64_t nnz, double g, const double *z,

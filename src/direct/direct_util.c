@@ -178,6 +178,28 @@ void sla_direct_scatter_scaled(sla_dtype dtype, int64_t nnz, double g, const dou
     SLA_DISPATCH(dtype, scatter_scaled, (nnz, g, z, pos, out));
 }
 
+void sla_direct_residuals(const sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                          const void *X, double *r, sla_solve_info *info)
+{
+    int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
+    size_t es = sla_dtype_size(s->dtype);
+    info->residual_norm = info->relative_residual = 0;
+    for (int64_t b = 0; b < s->batch; b++) {
+        const char *a = (const char *)s->A.values + (size_t)(b * nnz) * es;
+        size_t off = (size_t)(b * n * nrhs) * es;
+        for (int64_t j = 0; j < nrhs; j++) {
+            double rn = 0, bn = 0;
+            SLA_DISPATCH(s->dtype, residual_column, (s->pattern, (const void *)a, op,
+                                                     (const void *)((const char *)B + off),
+                                                     (const void *)((const char *)X + off),
+                                                     nrhs, j, r, &rn, &bn));
+            info->residual_norm = fmax(info->residual_norm, rn);
+            if (bn > 0) info->relative_residual = fmax(info->relative_residual, rn / bn);
+            else if (rn > 0) info->relative_residual = INFINITY;
+        }
+    }
+}
+
 void sla_batch_error_record(sla_batch_error *e, int64_t b, sla_status st)
 {
     #pragma omp critical(sla_batch_error)

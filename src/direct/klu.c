@@ -14,7 +14,9 @@
  * (column-major copy). float32 is widened to double as in umfpack.c.
  * Singular matrices keep their factorization (Common.halt_if_singular = 0): create and refactor
  * succeed, logdet gives sign 0 and −inf, solve and logdet_grad return SLA_ESINGULAR naming the
- * column of A at the first zero pivot. */
+ * column of A at the first zero pivot, or, for a numerically singular matrix (the rcond estimate
+ * of condest.c below SLA_RCOND_SINGULAR, checked after every factorization), at the smallest
+ * pivot. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +160,34 @@ static void scan_pivots(const klu_impl *k, const klu_l_numeric *num, lu_elem *lu
         }
 }
 
+/* (A_b)⁻¹ or (A_b)⁻ᵀ Y in place on element b's factors (of Aᵀ: A⁻¹ is klu_l_tsolve), for the
+ * condition estimate; ctx is the klu_l_common of the calling task. */
+static sla_status klu_inverse(void *ctx, int64_t b, sla_op op, int64_t nrhs, double *y)
+{
+    klu_l_common *c = ctx;
+    const klu_impl *k = c->user_data;
+    klu_l_numeric *num = k->e[b].numeric;
+    int64_t n = k->symbolic->n;
+    int ok = op == SLA_OP_N ? (int)klu_l_tsolve(k->symbolic, num, n, nrhs, y, c)
+                            : (int)klu_l_solve(k->symbolic, num, n, nrhs, y, c);
+    return ok ? SLA_OK : c->status == KLU_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND;
+}
+
+/* The singularity rule (condest.c) on element b's new factors; a numerically singular element
+ * names its smallest pivot U_kk (step k pivots on A[Q[k]][Pnum[k]], as in scan_pivots). */
+static sla_status check_condition(sla_solver *s, int64_t b, klu_l_common *c)
+{
+    klu_impl *k = s->impl;
+    lu_elem *lu = &k->lu[b];
+    c->user_data = k;
+    SLA_TRY(lu_estimate_rcond(s, b, lu, klu_inverse, c));
+    if (lu->small_pivot == -2) {
+        const klu_l_numeric *num = k->e[b].numeric;
+        lu_small_pivot(lu, num->n, num->Udiag, num->Pnum, k->symbolic->Q);
+    }
+    return SLA_OK;
+}
+
 /* 1 if the factors of element b, just refactored with the old pivot order, are usable: finite
  * nonzero pivots and a reciprocal pivot growth within KLU_RGROWTH_DROP of the last pivoting
  * factorization's. */
@@ -193,10 +223,9 @@ static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
     e->repivoted = 0;
     if (fc->refactor && e->numeric && lu->zero_pivot < 0 && e->status == KLU_OK) {
         if (refactor_usable(k, b, ap, &c)) {
-            lu->rcond = c.rcond;
             lu->zero_pivot = -1;
             *code = e->status = KLU_OK;
-            return SLA_OK;
+            return check_condition(s, b, &c);
         }
         e->repivoted = 1;
     }
@@ -205,12 +234,10 @@ static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
     e->numeric = klu_l_factor(ap, k->ai, lu->ax, k->symbolic, &c);
     *code = e->status = e->numeric ? c.status : c.status < 0 ? c.status : KLU_INVALID;
     if (!e->numeric) return *code == KLU_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND;
-    klu_l_rcond(k->symbolic, e->numeric, &c);
     klu_l_rgrowth(ap, k->ai, lu->ax, k->symbolic, e->numeric, &c);
-    lu->rcond = c.rcond;
     e->rgrowth_pivoted = c.rgrowth;
     scan_pivots(k, e->numeric, lu);
-    return SLA_OK;
+    return check_condition(s, b, &c);
 }
 
 static sla_status factor_all(sla_solver *s, klu_impl *k, int refactor)
@@ -384,10 +411,16 @@ static sla_status solve_task(void *ctx, int64_t b, int64_t *code)
     int ok = c->op == SLA_OP_N ? (int)klu_l_tsolve(k->symbolic, num, n, nrhs, buf, &cm)
                                : (int)klu_l_solve(k->symbolic, num, n, nrhs, buf, &cm);
     for (int64_t j = 0; ok && j < nrhs; j++) {
+        double *x = buf + j * n;
         lu_load_column(s->dtype, c->B, n, nrhs, b, j, bv);
-        c->rn[b * nrhs + j] = refine(k, num, s, c->op, k->lu[b].ax, buf + j * n, bv, bv + n, &cm);
+        c->rn[b * nrhs + j] = refine(k, num, s, c->op, k->lu[b].ax, x, bv, bv + n, &cm);
+        if (s->dtype != SLA_FLOAT64) {
+            /* the residual of the X returned (rounded to float32), not of the double x */
+            lu_round_to_dtype(s->dtype, x, n);
+            c->rn[b * nrhs + j] = lu_residual(c->op, s->pattern, k->lu[b].ax, x, bv, bv + n);
+        }
         c->bn[b * nrhs + j] = lu_norm2(bv, n);
-        lu_store_column(s->dtype, buf + j * n, n, nrhs, b, j, c->X);
+        lu_store_column(s->dtype, x, n, nrhs, b, j, c->X);
     }
     sla_free(buf);
     sla_free(bv);
@@ -420,7 +453,7 @@ static sla_status klu_logdet(sla_solver *s, double *sign, double *logabsdet)
         klu_l_numeric *num = k->e[b].numeric;
         const double *ud = n ? num->Udiag : NULL;
         double sg = n ? qsign * lu_perm_sign(n, num->Pnum, seen) : 1, la = 0;
-        if (k->lu[b].zero_pivot >= 0) sg = 0;
+        if (lu_singular(&k->lu[b])) sg = 0;
         for (int64_t i = 0; sg != 0 && i < n; i++) {
             if (ud[i] < 0) sg = -sg;
             la += log(fabs(ud[i])) + (num->Rs ? log(num->Rs[i]) : 0);

@@ -10,7 +10,7 @@ lu_elem *lu_elems_create(int64_t batch, int64_t nnz)
 {
     lu_elem *e = sla_calloc((size_t)batch, sizeof *e, "factors");
     for (int64_t b = 0; e && b < batch; b++) {
-        e[b].zero_pivot = -1;
+        e[b].zero_pivot = e[b].small_pivot = e[b].rcond_hint = -1;
         if (!(e[b].ax = sla_malloc((size_t)nnz, sizeof(double), "values"))) {
             lu_elems_free(e, batch);
             return NULL;
@@ -45,13 +45,44 @@ sla_status lu_check_factors(const sla_solver *s, int valid, const lu_elem *e)
 {
     if (!valid)
         return SLA_FAIL(SLA_EINVAL, "the last refactor failed; call sla_solver_refactor again");
-    for (int64_t b = 0; b < s->batch; b++)
+    for (int64_t b = 0; b < s->batch; b++) {
         if (e[b].zero_pivot >= 0)
             return SLA_FAIL(SLA_ESINGULAR, "batch element %lld is singular: zero pivot U(%lld,%lld) "
                             "at column %lld (row %lld) of A", (long long)b, (long long)e[b].zero_pivot,
                             (long long)e[b].zero_pivot, (long long)e[b].sing_col,
                             (long long)e[b].sing_row);
+        if (e[b].small_pivot >= 0)
+            return SLA_FAIL(SLA_ESINGULAR, "batch element %lld is numerically singular: reciprocal "
+                            "condition estimate %.2g < %.2g (SLA_RCOND_SINGULAR); smallest pivot "
+                            "U(%lld,%lld) at column %lld (row %lld) of A", (long long)b,
+                            e[b].rcond, SLA_RCOND_SINGULAR, (long long)e[b].small_pivot,
+                            (long long)e[b].small_pivot, (long long)e[b].sing_col,
+                            (long long)e[b].sing_row);
+    }
     return SLA_OK;
+}
+
+sla_status lu_estimate_rcond(sla_solver *s, int64_t b, lu_elem *e, sla_factor_solve_fn fn,
+                             void *ctx)
+{
+    e->small_pivot = -1;
+    if (e->zero_pivot >= 0) { e->rcond = 0; return SLA_OK; }
+    double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
+    if (!work) return SLA_ENOMEM;
+    sla_status st = sla_direct_rcond(s, b, fn, ctx, work, &e->rcond_hint, &e->rcond);
+    sla_free(work);
+    if (st == SLA_OK && e->rcond < SLA_RCOND_SINGULAR) e->small_pivot = -2;
+    return st;
+}
+
+void lu_small_pivot(lu_elem *e, int64_t n, const double *d, const int64_t *col, const int64_t *row)
+{
+    int64_t k = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (fabs(d[i]) < fabs(d[k])) k = i;
+    e->small_pivot = k;
+    e->sing_col = col[k];
+    e->sing_row = row[k];
 }
 
 void lu_summary(sla_solver *s, const lu_elem *e, char *buf, size_t len)
@@ -60,13 +91,18 @@ void lu_summary(sla_solver *s, const lu_elem *e, char *buf, size_t len)
     int64_t sing = -1;
     for (int64_t b = 0; b < s->batch; b++) {
         rcond = fmin(rcond, e[b].rcond);
-        if (sing < 0 && e[b].zero_pivot >= 0) sing = b;
+        if (sing < 0 && lu_singular(&e[b])) sing = b;
     }
     s->rcond = s->n == 0 ? 1 : rcond;
     int k = snprintf(buf, len, "%s", s->batch > 1 ? " (min over the batch)" : "");
-    if (sing >= 0 && k >= 0 && (size_t)k < len)
+    if (sing < 0 || k < 0 || (size_t)k >= len) return;
+    if (e[sing].zero_pivot >= 0)
         snprintf(buf + k, len - (size_t)k, ", singular (zero pivot at column %lld of batch element "
                  "%lld)", (long long)e[sing].sing_col, (long long)sing);
+    else
+        snprintf(buf + k, len - (size_t)k, ", numerically singular (rcond < %.1e, smallest pivot "
+                 "at column %lld of batch element %lld)", SLA_RCOND_SINGULAR,
+                 (long long)e[sing].sing_col, (long long)sing);
 }
 
 sla_status lu_solve_tasks(sla_solver *s, int valid, const lu_elem *lu, sla_op op, int64_t nrhs,
@@ -122,6 +158,12 @@ void lu_store_column(sla_dtype dtype, const double *x, int64_t n, int64_t nrhs, 
 {
     int64_t base = b * n * nrhs + j;
     for (int64_t i = 0; i < n; i++) lu_put(dtype, X, base + i * nrhs, x[i]);
+}
+
+void lu_round_to_dtype(sla_dtype dtype, double *x, int64_t n)
+{
+    if (dtype == SLA_FLOAT32)
+        for (int64_t i = 0; i < n; i++) x[i] = (double)(float)x[i];
 }
 
 double lu_residual(sla_op op, const sla_pattern *p, const double *ax, const double *x,

@@ -4,17 +4,27 @@
 #ifndef SLA_DIRECT_LU_UTIL_H
 #define SLA_DIRECT_LU_UTIL_H
 
-#include "solve/backend.h"
+#include "direct/direct.h"
 
 /** What both LU backends keep per batch element, next to their library objects. */
 typedef struct lu_elem {
     double *ax;            /**< [nnz] the values of A (= of Aᵀ in CSC) as double: the iterative
                             *   refinement and the residuals of the solve info read them, and the
                             *   caller's array need not outlive create */
-    double rcond;          /**< min |U_kk| / max |U_kk| (0 if singular) */
+    double rcond;          /**< reciprocal condition estimate of the row-equilibrated A
+                            *   (sla_direct_rcond; 0 with a zero pivot) */
     int64_t zero_pivot;    /**< step k of the first zero pivot U_kk = 0, or −1 */
+    int64_t small_pivot;   /**< no zero pivot but rcond < SLA_RCOND_SINGULAR (numerically
+                            *   singular): step k of the smallest |U_kk|; else −1 */
     int64_t sing_col, sing_row;   /**< the column and row of A pivoted on at that step */
+    int64_t rcond_hint;    /**< sla_direct_rcond's hint for the next factorization (−1) */
 } lu_elem;
+
+/** 1 if element e is singular: a zero pivot, or numerically (rcond < SLA_RCOND_SINGULAR). */
+static inline int lu_singular(const lu_elem *e)
+{
+    return e->zero_pivot >= 0 || e->small_pivot >= 0;
+}
 
 /** [batch] elements, each with its ax [nnz] (zero_pivot −1); NULL on allocation failure. */
 lu_elem *lu_elems_create(int64_t batch, int64_t nnz);
@@ -28,14 +38,26 @@ int64_t *lu_colind64(const sla_pattern *p);
 void lu_elem_load(const sla_solver *s, int64_t b, lu_elem *e);
 
 /** SLA_OK if the factors are valid (the last refactor did not fail) and no batch element is
- *  singular; else SLA_EINVAL, or SLA_ESINGULAR naming the batch element, the pivot step and the
- *  column and row of A. */
+ *  singular (lu_singular); else SLA_EINVAL, or SLA_ESINGULAR naming the batch element, the
+ *  pivot step and the column and row of A (and the rcond estimate when numerically singular). */
 sla_status lu_check_factors(const sla_solver *s, int valid, const lu_elem *e);
 
 /** Sets s->rcond to the minimum over the batch (1 for n = 0) and writes into buf [len] the
  *  suffix of the description: " (min over the batch)" for a batch and ", singular (zero pivot
- *  at column c of batch element b)" for the first singular element. */
+ *  at column c of batch element b)" or ", numerically singular (rcond < SLA_RCOND_SINGULAR,
+ *  smallest pivot at column c of batch element b)" for the first singular element. */
 void lu_summary(sla_solver *s, const lu_elem *e, char *buf, size_t len);
+
+/** The rcond of e from sla_direct_rcond with the backend's solve fn (skipped when a pivot is
+ *  zero: rcond 0); sets e->small_pivot = −2 when it is numerically singular, for the backend
+ *  to replace by the step of its smallest pivot (lu_small_pivot). Runs in a task of
+ *  lu_run_tasks: SLA_ENOMEM or fn's status, no message. */
+sla_status lu_estimate_rcond(sla_solver *s, int64_t b, lu_elem *e, sla_factor_solve_fn fn,
+                             void *ctx);
+
+/** Sets e->small_pivot to the step k of the smallest |d[k]| of n pivots d, and sing_col =
+ *  col[k], sing_row = row[k]. */
+void lu_small_pivot(lu_elem *e, int64_t n, const double *d, const int64_t *col, const int64_t *row);
 
 /** Entry i of an array of dtype, as double. */
 static inline double lu_get(sla_dtype dtype, const void *x, int64_t i)
@@ -61,6 +83,10 @@ void lu_load_column(sla_dtype dtype, const void *B, int64_t n, int64_t nrhs, int
 /** Stores x [n] as column j of batch element b of X [batch][n][nrhs] of dtype. */
 void lu_store_column(sla_dtype dtype, const double *x, int64_t n, int64_t nrhs, int64_t b,
                      int64_t j, void *X);
+
+/** x [n] rounded to the dtype in place (float32: to the nearest float, which is what the caller
+ *  receives; float64: unchanged), so that the residual reported is that of the returned X. */
+void lu_round_to_dtype(sla_dtype dtype, double *x, int64_t n);
 
 /** ‖b − op(A)·x‖₂ for the CSR pattern p with double values ax; work [n] (used for op = T). */
 double lu_residual(sla_op op, const sla_pattern *p, const double *ax, const double *x,

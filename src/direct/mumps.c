@@ -19,8 +19,12 @@
  *          the same rule as cholesky, on MUMPS's own analysis (see analyze_first()).
  * Singular Null pivot detection is on (ICNTL(24) = 1): a singular matrix factors, its
  *          log-determinant is sign 0 / −inf, and solves or logdet_grad return SLA_ESINGULAR
- *          naming the first null pivot's column (PIVNUL_LIST). Other MUMPS errors are translated
- *          into messages (mumps_error()).
+ *          naming the first null pivot's column (PIVNUL_LIST). Without null pivots, the rcond
+ *          estimate of condest.c (a few JOB = 3 solves after every factorization) below
+ *          SLA_RCOND_SINGULAR makes it numerically singular, with the same consequences (MUMPS's
+ *          own null-pivot test, |pivot| ≤ 1e-5·ε·‖A‖ by default, misses pivots at rounding
+ *          level: the 20 × 20 Neumann Laplacian factored with none). Other MUMPS errors are
+ *          translated into messages (mumps_error()).
  * Empty    MUMPS rejects n = 0 and a matrix without entries (INFOG(1) = −16, −2), so those are
  *          not handed to it (m->empty): 0 × 0 is regular with det = 1 (sign 1, log|det| 0, as
  *          every other method); n × n without stored entries is the zero matrix, singular at
@@ -62,6 +66,9 @@ typedef struct mumps_impl {
     MUMPS_INT *perm;          /* [n] 1-based pivot position of each variable, for b > 0 */
     int64_t *nnull;           /* [batch] null pivots (INFOG(28)) */
     int64_t *null_col;        /* [batch] first null pivot's column, 0-based */
+    double *rcond;            /* [batch] reciprocal condition estimates (condest.c; 0 with null
+                               * pivots) */
+    int64_t *rcond_hint;      /* [batch] their hints for the next factorization */
     sla_ordering ordering;    /* resolved (never AUTO) */
     int empty;                /* no stored entry (n = 0 or the zero matrix): no MUMPS instance */
     int valid;
@@ -298,6 +305,52 @@ static void gather_values(sla_solver *s, mumps_impl *m)
                             m->a + (size_t)b * (size_t)m->low.nnz);
 }
 
+/* Y = A⁻¹ Y in place on instance b's factors (Y column-major n × k, dense centralized). */
+static sla_status dense_solve(mumps_impl *m, int64_t b, int64_t k, double *y, const char *phase)
+{
+    DMUMPS_STRUC_C *id = &m->id[b];
+    id->ICNTL(20) = 0;
+    id->ICNTL(21) = 0;
+    id->ICNTL(30) = 0;
+    id->rhs = y;
+    id->nrhs = (MUMPS_INT)k;
+    id->lrhs = (MUMPS_INT)m->low.n;
+    sla_status st = mumps_run(id, 3, phase);
+    id->rhs = NULL;
+    return st;
+}
+
+/* The same for the condition estimate (A is symmetric: op T is the same solve). */
+static sla_status mumps_inverse(void *ctx, int64_t b, sla_op op, int64_t k, double *y)
+{
+    (void)op;
+    return dense_solve(ctx, b, k, y, "solve (condition estimate)");
+}
+
+/* The singularity rule (condest.c) on the factors of every element without null pivots. */
+static sla_status estimate_rcond(sla_solver *s, mumps_impl *m)
+{
+    double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
+    if (!work) return SLA_ENOMEM;
+    sla_status st = SLA_OK;
+    s->rcond = INFINITY;
+    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
+        m->rcond[b] = 0;
+        if (m->nnull[b] == 0)
+            st = sla_direct_rcond(s, b, mumps_inverse, m, work, &m->rcond_hint[b], &m->rcond[b]);
+        s->rcond = fmin(s->rcond, m->rcond[b]);
+    }
+    sla_free(work);
+    if (st < 0) snprintf(m->why_invalid, sizeof m->why_invalid, "%s", sla_last_error());
+    return st;
+}
+
+/* 1 if element b is singular: null pivots, or numerically (rcond < SLA_RCOND_SINGULAR). */
+static int mumps_singular(const sla_solver *s, const mumps_impl *m, int64_t b)
+{
+    return s->n > 0 && (m->nnull[b] > 0 || m->rcond[b] < SLA_RCOND_SINGULAR);
+}
+
 /* Numeric factorization of every element (values gathered first unless create just did it for
  * the analysis, which uses them for SYM = 2's matching-based ordering). */
 static sla_status factorize_all(sla_solver *s, int gathered)
@@ -309,8 +362,9 @@ static sla_status factorize_all(sla_solver *s, int gathered)
         for (int64_t b = 0; b < s->batch; b++) {
             m->nnull[b] = s->n;
             m->null_col[b] = s->n > 0 ? 0 : -1;
+            m->rcond[b] = s->n > 0 ? 0.0 : 1.0;
         }
-        s->rcond = s->n > 0 ? 0.0 : NAN;
+        s->rcond = s->n > 0 ? 0.0 : 1.0;
         m->valid = 1;
         return SLA_OK;
     }
@@ -328,7 +382,7 @@ static sla_status factorize_all(sla_solver *s, int gathered)
         snprintf(m->why_invalid, sizeof m->why_invalid, "%s", err.msg);
         return sla_batch_error_raise(&err, "ldlt");
     }
-    s->rcond = NAN;   /* MUMPS estimates it only with error analysis (ICNTL(11)), not done */
+    SLA_TRY(estimate_rcond(s, m));
     m->valid = 1;
     return SLA_OK;
 }
@@ -339,12 +393,17 @@ static sla_status check_usable(const sla_solver *s, int need_regular)
     if (!m->valid)
         return sla_error_set(SLA_EINVAL, "ldlt", "the solver holds no valid factorization: the "
                              "last refactor failed (%s)", m->why_invalid);
-    if (need_regular)
-        for (int64_t b = 0; b < s->batch; b++)
-            if (m->nnull[b] > 0)
-                return sla_error_set(SLA_ESINGULAR, "ldlt", "A[%lld] is singular: null pivot at "
-                                     "column %lld (%lld null pivots); its log-determinant is -inf",
-                                (long long)b, (long long)m->null_col[b], (long long)m->nnull[b]);
+    for (int64_t b = 0; need_regular && b < s->batch; b++) {
+        if (m->nnull[b] > 0)
+            return sla_error_set(SLA_ESINGULAR, "ldlt", "A[%lld] is singular: null pivot at "
+                                 "column %lld (%lld null pivots); its log-determinant is -inf",
+                                 (long long)b, (long long)m->null_col[b], (long long)m->nnull[b]);
+        if (mumps_singular(s, m, b))
+            return sla_error_set(SLA_ESINGULAR, "ldlt", "A[%lld] is numerically singular: "
+                                 "reciprocal condition estimate %.2g < %.2g (SLA_RCOND_SINGULAR); "
+                                 "its log-determinant is -inf", (long long)b, m->rcond[b],
+                                 SLA_RCOND_SINGULAR);
+    }
     return SLA_OK;
 }
 
@@ -362,13 +421,17 @@ static void describe(sla_solver *s, mumps_impl *m)
     if (lnz >= 1e6) snprintf(buf, sizeof buf, "%.3gM", lnz / 1e6);
     else if (lnz >= 1e3) snprintf(buf, sizeof buf, "%.3gk", lnz / 1e3);
     else snprintf(buf, sizeof buf, "%.0f", lnz);
+    char rc[96] = "";
+    if (m->valid)
+        snprintf(rc, sizeof rc, ", rcond %.1e%s%s", s->rcond, s->batch > 1 ? " (min over the batch)"
+                 : "", s->rcond < SLA_RCOND_SINGULAR ? ", singular" : "");
     snprintf(s->description, sizeof s->description,
              "ldlt (MUMPS %s sequential, SYM=2 LDLᵀ with 1×1/2×2 pivots, %s): nnz(L) %s, %d "
-             "delayed pivots%s%s", MUMPS_VERSION,
+             "delayed pivots%s%s%s", MUMPS_VERSION,
              m->ordering == SLA_ORDERING_METIS ? "METIS" : m->ordering == SLA_ORDERING_NATURAL
              ? "natural" : "AMD", buf,
              (int)id->INFOG(13), s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
-             s->batch > 1 ? ", batched" : "");
+             s->batch > 1 ? ", batched" : "", rc);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -389,6 +452,8 @@ static void mumps_destroy(sla_solver *s)
     sla_free(m->perm);
     sla_free(m->nnull);
     sla_free(m->null_col);
+    sla_free(m->rcond);
+    sla_free(m->rcond_hint);
     sla_symlower_free(&m->low);
     sla_free(m);
     s->impl = NULL;
@@ -426,7 +491,11 @@ static sla_status mumps_create(sla_solver *s)
     m->live = sla_calloc((size_t)s->batch, sizeof(int), "MUMPS instances");
     m->nnull = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
-    if (!m->id || !m->live || !m->nnull || !m->null_col) return SLA_ENOMEM;
+    m->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
+    m->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
+    if (!m->id || !m->live || !m->nnull || !m->null_col || !m->rcond || !m->rcond_hint)
+        return SLA_ENOMEM;
+    for (int64_t b = 0; b < s->batch; b++) m->rcond_hint[b] = -1;
     SLA_TRY(build_input(m, s->pattern, s->batch));
     SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
     m->empty = m->low.nnz == 0;
@@ -447,13 +516,17 @@ static sla_status mumps_create(sla_solver *s)
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status mumps_refactor(sla_solver *s)
 {
-    SLA_TRY(sla_symlower_check(&((mumps_impl *)s->impl)->low, &s->A, "ldlt"));
-    return factorize_all(s, 0);
+    mumps_impl *m = s->impl;
+    SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
+    sla_status st = factorize_all(s, 0);
+    describe(s, m);
+    return st;
 }
 
-/* op = N and T are the same solve: A is symmetric. info: nothing is written; in particular
- * residual_norm and relative_residual stay as the generic layer's info_init set them, which is
- * how solver.c tells that this backend computes no residual and measures the true one itself. */
+/* op = N and T are the same solve: A is symmetric. info: for float64 nothing is written; in
+ * particular residual_norm and relative_residual stay as the generic layer's info_init set them,
+ * which is how solver.c tells that this backend computes no residual and measures the true one
+ * itself; for float32 the residual of the rounded X is summed here in double. */
 static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                               sla_solve_info *info)
 {
@@ -468,18 +541,12 @@ static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void
     for (int64_t b = 0; b < s->batch; b++) {
         size_t off = (size_t)(b * n * nrhs) * es;
         sla_dense_to_colmajor(s->dtype, n, nrhs, (const char *)B + off, rhs);
-        DMUMPS_STRUC_C *id = &m->id[b];
-        id->ICNTL(20) = 0;
-        id->ICNTL(21) = 0;
-        id->ICNTL(30) = 0;
-        id->rhs = rhs;
-        id->nrhs = (MUMPS_INT)nrhs;
-        id->lrhs = (MUMPS_INT)n;
-        sla_status st = mumps_run(id, 3, "solve");
-        id->rhs = NULL;
+        sla_status st = dense_solve(m, b, nrhs, rhs, "solve");
         if (st < 0) sla_batch_error_record(&err, b, st);
         else sla_dense_from_colmajor(s->dtype, n, nrhs, rhs, n, (char *)X + off);
     }
+    if (!sla_batch_error_failed(&err) && s->dtype != SLA_FLOAT64)
+        sla_direct_residuals(s, op, nrhs, B, X, rhs, info);
     sla_free(rhs);
     if (sla_batch_error_failed(&err)) return sla_batch_error_raise(&err, "ldlt solve");
     return SLA_OK;
@@ -497,7 +564,7 @@ static sla_status mumps_logdet(sla_solver *s, double *sign, double *logabsdet)
         }
         const DMUMPS_STRUC_C *id = &m->id[b];
         double mant = m->empty ? 0.0 : id->RINFOG(12);
-        if (m->nnull[b] > 0 || mant == 0) {
+        if (mumps_singular(s, m, b) || mant == 0) {
             sign[b] = 0;
             logabsdet[b] = -INFINITY;
         } else {

@@ -50,3 +50,27 @@ static void FN(scatter_scaled)(int64_t nnz, double g, const double *z, const int
 {
     for (int64_t s = 0; s < nnz; s++) out[s] = (REAL)(g * z[pos ? pos[s] : s]);
 }
+
+/* ‖B_j − op(A)·X_j‖₂ and ‖B_j‖₂ for column j of one batch element (B, X [n][k] of the dtype, a
+ * the values), summed in double; r [n] is workspace. */
+static void FN(residual_column)(const sla_pattern *p, const REAL *a, sla_op op, const REAL *B,
+                                const REAL *X, int64_t k, int64_t j, double *r, double *rn,
+                                double *bn)
+{
+    int64_t n = sla_pattern_nrows(p);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    double bs = 0, rs = 0;
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = (double)B[i * k + j];
+        bs += r[i] * r[i];
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+            int64_t row = op == SLA_OP_N ? i : ci[s], col = op == SLA_OP_N ? ci[s] : i;
+            r[row] -= (double)a[s] * (double)X[col * k + j];
+        }
+    for (int64_t i = 0; i < n; i++) rs += r[i] * r[i];
+    *rn = sqrt(rs);
+    *bn = sqrt(bs);
+}

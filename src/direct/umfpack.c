@@ -17,7 +17,9 @@
  * run in double precision and X is rounded to float32 at the end.
  * Singular matrices (UMFPACK_WARNING_singular_matrix) keep their factorization: create and
  * refactor succeed, logdet gives sign 0 and −inf, and solve and logdet_grad return SLA_ESINGULAR
- * naming the column of A at the first zero pivot. */
+ * naming the column of A at the first zero pivot; numerically singular ones (the rcond estimate
+ * of condest.c below SLA_RCOND_SINGULAR, checked after every factorization) likewise, naming the
+ * column at the smallest pivot. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,9 +74,10 @@ static void describe(sla_solver *s, const umf_impl *u)
     lu_append(s->description, sizeof s->description, extra);
 }
 
-/* Finds the first zero pivot of a singular factorization and the column/row of A it belongs to
- * (P·R·Aᵀ·Q = L·U: step k pivots on Aᵀ[P[k]][Q[k]] = A[Q[k]][P[k]]). */
-static int64_t find_zero_pivot(int64_t n, void *numeric, lu_elem *lu)
+/* Finds the first zero pivot of a singular factorization (or, smallest = 1, the smallest pivot
+ * of a numerically singular one) and the column/row of A it belongs to (P·R·Aᵀ·Q = L·U: step k
+ * pivots on Aᵀ[P[k]][Q[k]] = A[Q[k]][P[k]]). */
+static int64_t find_zero_pivot(int64_t n, void *numeric, lu_elem *lu, int smallest)
 {
     int64_t *P = sla_malloc((size_t)n, sizeof *P, "pivot order");
     int64_t *Q = sla_malloc((size_t)n, sizeof *Q, "pivot order");
@@ -82,7 +85,9 @@ static int64_t find_zero_pivot(int64_t n, void *numeric, lu_elem *lu)
     int64_t st = UMFPACK_ERROR_out_of_memory, recip;
     if (P && Q && D)
         st = umfpack_dl_get_numeric(NULL, NULL, NULL, NULL, NULL, NULL, P, Q, D, &recip, NULL, numeric);
-    if (st == UMFPACK_OK) {
+    if (st == UMFPACK_OK && smallest) {
+        lu_small_pivot(lu, n, D, P, Q);
+    } else if (st == UMFPACK_OK) {
         int64_t k = 0;
         while (k < n - 1 && D[k] != 0) k++;
         lu->zero_pivot = k;
@@ -93,8 +98,32 @@ static int64_t find_zero_pivot(int64_t n, void *numeric, lu_elem *lu)
     return st;
 }
 
-/* Numeric factorization of batch element b (a task of lu_run_tasks). The singular warning keeps
- * a usable Numeric object. */
+/* (A_b)⁻¹ or (A_b)⁻ᵀ y in place on element b's factors without refinement, for the condition
+ * estimate (the factors are of Aᵀ: A⁻¹ is UMFPACK_At). */
+static sla_status umf_inverse(void *ctx, int64_t b, sla_op op, int64_t nrhs, double *y)
+{
+    sla_solver *s = ctx;
+    umf_impl *u = s->impl;
+    int64_t n = s->n, st = UMFPACK_OK;
+    double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
+    memcpy(control, u->control, sizeof control);
+    control[UMFPACK_IRSTEP] = 0;
+    int64_t *wi = sla_malloc((size_t)n, sizeof *wi, "UMFPACK workspace");
+    double *w = sla_malloc((size_t)n, 2 * sizeof *w, "UMFPACK workspace");
+    if (!wi || !w) { sla_free(wi); sla_free(w); return SLA_ENOMEM; }
+    for (int64_t j = 0; j < nrhs && st >= 0; j++) {
+        memcpy(w + n, y + j * n, (size_t)n * sizeof *y);
+        st = umfpack_dl_wsolve(op == SLA_OP_N ? UMFPACK_At : UMFPACK_A,
+                               sla_pattern_rowptr(s->pattern), u->ai, u->lu[b].ax, y + j * n,
+                               w + n, u->e[b].numeric, control, info, wi, w);
+    }
+    sla_free(wi);
+    sla_free(w);
+    return st < 0 ? SLA_EBACKEND : SLA_OK;
+}
+
+/* Numeric factorization of batch element b (a task of lu_run_tasks), then the singularity rule
+ * (condest.c). The singular warning keeps a usable Numeric object. */
 static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
 {
     sla_solver *s = ctx;
@@ -114,11 +143,15 @@ static sla_status factor_task(void *ctx, int64_t b, int64_t *code)
     }
     if (e->status == UMFPACK_WARNING_singular_matrix) {
         lu->rcond = 0;
-        int64_t st = find_zero_pivot(s->n, e->numeric, lu);
+        int64_t st = find_zero_pivot(s->n, e->numeric, lu, 0);
         if (st < 0) e->status = st;
     }
     *code = e->status;
-    return *code >= 0 ? SLA_OK : *code == UMFPACK_ERROR_out_of_memory ? SLA_ENOMEM : SLA_EBACKEND;
+    if (*code < 0) return *code == UMFPACK_ERROR_out_of_memory ? SLA_ENOMEM : SLA_EBACKEND;
+    SLA_TRY(lu_estimate_rcond(s, b, lu, umf_inverse, s));
+    if (lu->small_pivot == -2 && (*code = find_zero_pivot(s->n, e->numeric, lu, 1)) < 0)
+        return *code == UMFPACK_ERROR_out_of_memory ? SLA_ENOMEM : SLA_EBACKEND;
+    return SLA_OK;
 }
 
 static sla_status factor_all(sla_solver *s, umf_impl *u)
@@ -195,6 +228,7 @@ static sla_status solve_task(void *ctx, int64_t t, int64_t *code)
     *code = umfpack_dl_wsolve(c->op == SLA_OP_N ? UMFPACK_At : UMFPACK_A,
                               sla_pattern_rowptr(s->pattern), u->ai, u->lu[b].ax, xv, bv,
                               u->e[b].numeric, u->control, info, wi, w);
+    lu_round_to_dtype(s->dtype, xv, n);           /* the residual of the X returned */
     lu_store_column(s->dtype, xv, n, c->nrhs, b, j, c->X);
     c->rn[t] = lu_residual(c->op, s->pattern, u->lu[b].ax, xv, bv, rw);
     c->bn[t] = lu_norm2(bv, n);
@@ -226,7 +260,7 @@ static sla_status umf_logdet(sla_solver *s, double *sign, double *logabsdet)
             return SLA_FAIL(st == UMFPACK_ERROR_out_of_memory ? SLA_ENOMEM : SLA_EBACKEND,
                             "umfpack_dl_get_determinant failed on batch element %lld with status "
                             "%lld", (long long)b, (long long)st);
-        if (mx == 0 || u->lu[b].zero_pivot >= 0) { sign[b] = 0; logabsdet[b] = -INFINITY; continue; }
+        if (mx == 0 || lu_singular(&u->lu[b])) { sign[b] = 0; logabsdet[b] = -INFINITY; continue; }
         sign[b] = mx > 0 ? 1 : -1;
         logabsdet[b] = log(fabs(mx)) + ex * log(10.0);
     }

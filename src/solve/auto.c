@@ -8,8 +8,9 @@
  *    Poisson matrix is SPD but only weakly diagonally dominant): it is proven by rule 2, or
  *    decided by the Cholesky attempt, or by CG's curvature check on the iterative path.
  *    Rules 2, 3 and 5 prefer an iterative method although a factorization would fit; they apply
- *    only when options.rtol is attainable by the dtype's arithmetic (rtol ≥ 1000ε: 2.2e-13 in
- *    float64, 1.2e-4 in float32; the direct backends factor in double whatever the dtype).
+ *    only when the accuracy asked for is attainable by the dtype's arithmetic (options.rtol, or
+ *    rule 10's target when no tolerance is given, ≥ 1000ε: 2.2e-13 in float64, 1.2e-4 in
+ *    float32; the direct backends factor in double whatever the dtype).
  * 2. Stieltjes matrices, decided from the graph alone (no factorization analysis). Symmetric,
  *    positive diagonal, no positive off-diagonal value, every row weakly diagonally dominant and
  *    a strictly dominant row in every connected component: an irreducibly diagonally dominant
@@ -64,7 +65,25 @@
  * A or damp > 0 (rule 0) it is an error (no determinant exists).
  * 0. Before every other rule: a rectangular A (m ≠ n), or options.damp > 0 (a damped least-squares
  *    problem), → LSQR without preconditioner: the only method here that solves least squares
- *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build. */
+ *    (docs/krylov.md); direct least squares (QR, e.g. SuiteSparseQR) is not in the build.
+ * 8. options.backend names a backend: auto chooses among its methods only (rules 2–7 skip the
+ *    others: cholmod → cholesky, umfpack → lu, klu → klu, mumps → ldlt, krylov → the iterative
+ *    rules, and a budget is no reason to leave the backend asked for); a determinant from a
+ *    backend without direct methods is SLA_EUNSUPPORTED; an unknown name SLA_EUNSUPPORTED
+ *    naming sla_backend_count()/sla_backend_get().
+ * 9. Refactor (auto_refactor.c): each choice records the facts of rule 1 it rests on (rule 2:
+ *    all four and a strict row per component; 3 and 5: the M-matrix facts; Cholesky and CG:
+ *    symmetric with a positive diagonal; KLU/LDLᵀ/LU/MINRES: symmetric or not, positive diagonal
+ *    or not). sla_solver_refactor measures them again (one O(nnz) pass) and decides again, as a
+ *    create would, when one changed or the backend's numeric work fails for a reason of the
+ *    values (Cholesky not SPD, IC(0) breakdown); describe() says "decided again at refactor k
+ *    (what changed)". Other refactors keep the choice and its "; auto: <why>".
+ * 10. No tolerance given (options rtol and atol both SLA_TOL_DEFAULT): every column's normwise
+ *    backward error ‖b − Ax‖₂/(‖A‖_F‖x‖₂ + ‖b‖₂) ≤ SLA_AUTO_BACKWARD_ERROR = 1e-12 (float32
+ *    1e-5). Direct methods are backward stable (and refined by KLU/UMFPACK); an iterative
+ *    solve runs to rtol 1e-10, then its backward error is measured and the solve continued
+ *    from X until the target is met (auto_accuracy.c; SLA_NOT_CONVERGED otherwise). An
+ *    explicit rtol or atol keeps the classic rule ‖b − Ax‖ ≤ max(rtol‖b‖, atol). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +92,7 @@
 #include <unistd.h>
 
 #include "direct/direct.h"
-#include "solve/auto_facts.h"
+#include "solve/auto.h"
 #include "solve/backend.h"
 
 /* descriptions are one line of bounded length: a long trace is cut on purpose */
@@ -137,29 +156,60 @@ static sla_status structure(const sla_solver *s, auto_facts *f)
     if (!f->strict) return SLA_ENOMEM;
     SLA_TRY(sla_auto_value_facts(&s->A, 1000 * eps, eps, &f->v, f->strict));
     f->sym = f->v.symmetric;
-    f->iter_ok = s->opt.rtol >= 1000 * eps;
+    /* the accuracy asked for: rtol, or auto's backward-error target when no tolerance is given */
+    double tol = s->default_tol ? (s->dtype == SLA_FLOAT64 ? SLA_AUTO_BACKWARD_ERROR
+                                                           : SLA_AUTO_BACKWARD_ERROR_F32)
+                                : s->opt.rtol;
+    f->iter_ok = tol >= 1000 * eps;
     f->mem_budget = s->opt.memory_budget > 0 ? s->opt.memory_budget : 0.5 * physical_memory();
     f->flop_budget = s->opt.flop_budget > 0 ? s->opt.flop_budget : SLA_AUTO_FLOP_BUDGET;
     return SLA_OK;
 }
 
-/* Creates `m` (with preconditioner pc unless the caller chose one); on success writes the
- * description "<backend>; auto: <why>". */
-static sla_status try_method(sla_solver *s, sla_method m, sla_precond pc, const char *why)
+#define DIRECT_METHODS (SLA_METHOD_BIT(SLA_METHOD_CHOLESKY) | SLA_METHOD_BIT(SLA_METHOD_LDLT) | \
+                        SLA_METHOD_BIT(SLA_METHOD_LU) | SLA_METHOD_BIT(SLA_METHOD_KLU))
+#define ITERATIVE_METHODS (SLA_METHOD_BIT(SLA_METHOD_CG) | SLA_METHOD_BIT(SLA_METHOD_MINRES) | \
+                           SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_BICGSTAB))
+/* facts of rules 2, 3 and 5 (an M-matrix's), and of a symmetric matrix with positive diagonal */
+#define MMATRIX_FACTS (SLA_FACT_SYM | SLA_FACT_POSDIAG | SLA_FACT_MSIGN | SLA_FACT_DIAGDOM)
+#define SPD_CANDIDATE (SLA_FACT_SYM | SLA_FACT_POSDIAG)
+
+static int allowed(const sla_solver *s, sla_method m)
 {
+    return (s->auto_state->allowed & SLA_METHOD_BIT(m)) != 0;
+}
+
+static const char *backend_name(const sla_solver *s)
+{
+    return s->opt.backend ? s->opt.backend : "auto";
+}
+
+/* Creates `m` (with preconditioner pc unless the caller chose one); on success records what the
+ * choice rests on (the facts in need_mask must keep the values of need_value) and writes the
+ * description "<backend>; auto: <why>". A method the requested backend does not serve is
+ * SLA_EUNSUPPORTED (the callers then try the next one). */
+static sla_status try_method(sla_solver *s, sla_method m, sla_precond pc, unsigned need_mask,
+                             unsigned need_value, const char *why)
+{
+    if (!allowed(s, m))
+        return SLA_FAIL_AS("sla_solver_create", SLA_EUNSUPPORTED, "backend '%s' does not serve "
+                           "method %s", backend_name(s), sla_method_name(m));
     s->opt.precond = s->user_precond == SLA_PRECOND_AUTO ? pc : s->user_precond;
     sla_status st = sla_solver_create_with(s, m);
     if (st == SLA_OK) {
+        sla_auto_state *a = s->auto_state;
+        a->need_mask = need_mask;
+        a->need_value = need_value & need_mask;
         snprintf(s->why, sizeof s->why, "%s", why);
-        sla_text_append(s->description, sizeof s->description, "; auto: ", why);
+        sla_auto_append_suffix(s);
     }
     return st;
 }
 
 /* Rules 2 and 3: an iterative method decided from the structure alone. Returns 1 (and the
  * preconditioner and why) if decided, 0 if not, or a negative status. */
-static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond *pc, char *why,
-                           size_t len)
+static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond *pc,
+                           unsigned *need, char *why, size_t len)
 {
     /* n = 0 passes every test vacuously; a direct method handles it (and gives det = 1) */
     if (s->n == 0 || !(f->sym && f->v.posdiag && f->v.msign && f->v.diagdom && f->iter_ok))
@@ -172,6 +222,7 @@ static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond
                  "IC(0)", (long long)g.components, (long long)g.diameter,
                  (long long)(g.diameter + 1) / 2, SLA_AUTO_IC0_ITERATIONS);
         *pc = SLA_PRECOND_IC0;
+        *need = MMATRIX_FACTS | SLA_FACT_STRICT;
         return 1;
     }
     if (s->n <= 4 * SLA_AUTO_SAMPLE) return 0;
@@ -185,13 +236,14 @@ static int structure_rules(const sla_solver *s, const auto_facts *f, sla_precond
              "(AMD on a %lld-node ball: %.0f, dimension %.1f, extrapolated): AMG", est,
              SLA_AUTO_MMATRIX_RATIO, (long long)smp.n, ratio, d);
     *pc = SLA_PRECOND_AMG;
+    *need = MMATRIX_FACTS;
     return 1;
 }
 
 /* Rule 4: the analysis of the backend tried first, kept in s->analysis for it. */
 static sla_status analyse(sla_solver *s, auto_facts *f)
 {
-    int chol = f->sym && f->v.posdiag;
+    int chol = f->sym && f->v.posdiag && allowed(s, SLA_METHOD_CHOLESKY);
     sla_status st = chol ? sla_cholmod_analysis(s, &s->analysis)
                          : sla_klu_analysis(s, &s->analysis);
     if (st == SLA_ENOMEM) return st;        /* the factorization would run out as well */
@@ -231,13 +283,22 @@ static int sparse_factor(const auto_facts *f, char *buf, size_t len)
     return sparse;
 }
 
-/* LDLᵀ, or LU when no LDLᵀ backend is in the build. */
-static sla_status ldlt_or_lu(sla_solver *s, char *why, size_t len)
+/* The first of `m` (n of them) that the build and the requested backend serve (one skipped is
+ * noted in why: "LDLᵀ unavailable" without MUMPS). */
+static sla_status first_available(sla_solver *s, const sla_method *m, int n, unsigned need_mask,
+                                  unsigned need_value, char *why, size_t len)
 {
-    sla_status st = try_method(s, SLA_METHOD_LDLT, SLA_PRECOND_AUTO, why);
-    if (st != SLA_EUNSUPPORTED) return st;
-    strncat(why, "; LDLᵀ unavailable", len - strlen(why) - 1);
-    return try_method(s, SLA_METHOD_LU, SLA_PRECOND_AUTO, why);
+    for (int k = 0; k < n; k++) {
+        sla_status st = allowed(s, m[k]) ? try_method(s, m[k], SLA_PRECOND_AUTO, need_mask,
+                                                      need_value, why)
+                                         : SLA_EUNSUPPORTED;
+        if (st != SLA_EUNSUPPORTED) return st;
+        char note[64];
+        snprintf(note, sizeof note, "%s unavailable", sla_method_name(m[k]));
+        sla_text_append(why, len, "; ", note);
+    }
+    return SLA_FAIL_AS("sla_solver_create", SLA_EUNSUPPORTED, "backend '%s' serves none of the "
+                       "direct methods that apply", backend_name(s));
 }
 
 /* Rule 6. */
@@ -245,24 +306,28 @@ static sla_status direct_path(sla_solver *s, const auto_facts *f, const char *co
 {
     char why[sizeof s->why], kind[96];
     int sparse = sparse_factor(f, kind, sizeof kind);
-    sla_status st;
-    if (f->sym && f->v.posdiag) {
+    unsigned facts = sla_auto_fact_bits(&f->v, 0);
+    if (f->sym && f->v.posdiag && allowed(s, SLA_METHOD_CHOLESKY)) {
         snprintf(why, sizeof why, "symmetric, positive diagonal, Cholesky succeeded; %s", cost);
-        st = try_method(s, SLA_METHOD_CHOLESKY, SLA_PRECOND_AUTO, why);
+        sla_status st = try_method(s, SLA_METHOD_CHOLESKY, SLA_PRECOND_AUTO, SPD_CANDIDATE,
+                                   facts, why);
         if (st != SLA_ENOTSPD) return st;
         snprintf(why, sizeof why, "symmetric, positive diagonal but not SPD (Cholesky failed), "
                  "%s; %s", kind, cost);
     } else if (f->sym) {
-        snprintf(why, sizeof why, "symmetric, diagonal not positive, %s; %s", kind, cost);
+        snprintf(why, sizeof why, "symmetric, %s, %s; %s",
+                 f->v.posdiag ? "positive diagonal" : "diagonal not positive", kind, cost);
     } else {
         snprintf(why, sizeof why, "unsymmetric, %s; %s", kind, cost);
     }
-    if (sparse) {
-        st = try_method(s, SLA_METHOD_KLU, SLA_PRECOND_AUTO, why);
-        if (st != SLA_EUNSUPPORTED) return st;
-    }
-    if (f->sym) return ldlt_or_lu(s, why, sizeof why);
-    return try_method(s, SLA_METHOD_LU, SLA_PRECOND_AUTO, why);
+    unsigned need = f->sym ? SPD_CANDIDATE : SLA_FACT_SYM;
+    const sla_method sym_sparse[] = {SLA_METHOD_KLU, SLA_METHOD_LDLT, SLA_METHOD_LU},
+                     sym_dense[] = {SLA_METHOD_LDLT, SLA_METHOD_LU, SLA_METHOD_KLU},
+                     uns_sparse[] = {SLA_METHOD_KLU, SLA_METHOD_LU},
+                     uns_dense[] = {SLA_METHOD_LU, SLA_METHOD_KLU};
+    if (f->sym)
+        return first_available(s, sparse ? sym_sparse : sym_dense, 3, need, facts, why, sizeof why);
+    return first_available(s, sparse ? uns_sparse : uns_dense, 2, need, facts, why, sizeof why);
 }
 
 /* Rule 7. */
@@ -273,32 +338,66 @@ static sla_status iterative_path(sla_solver *s, const auto_facts *f, const char 
     snprintf(why, sizeof why, "%s; %s", f->sym ? (f->v.posdiag ? "symmetric, positive diagonal"
                                                               : "symmetric, diagonal not positive")
                                                  : "unsymmetric", cost);
-    return try_method(s, m, SLA_PRECOND_AUTO, why);
+    return try_method(s, m, SLA_PRECOND_AUTO, f->sym ? SPD_CANDIDATE : SLA_FACT_SYM,
+                      sla_auto_fact_bits(&f->v, 0), why);
+}
+
+/* Rule 8: the methods of the requested backend. One method: that one; none of the kind needed
+ * (a determinant with krylov): an error. */
+static int backend_rules(sla_solver *s, sla_status *st)
+{
+    uint32_t square = s->auto_state->allowed & (DIRECT_METHODS | ITERATIVE_METHODS);
+    if (s->opt.need_determinant && !(square & DIRECT_METHODS)) {
+        *st = SLA_FAIL_AS("sla_solver_create", SLA_EUNSUPPORTED, "backend '%s' serves no direct "
+                          "method: no determinant (options.need_determinant)", backend_name(s));
+        return 1;
+    }
+    if (square == 0 || (square & (square - 1)) != 0) return 0;
+    sla_method m = SLA_METHOD_AUTO;
+    while (!(square & SLA_METHOD_BIT(m))) m = (sla_method)(m + 1);
+    char why[sizeof s->why];
+    snprintf(why, sizeof why, "backend '%s' serves method %s only", backend_name(s),
+             sla_method_name(m));
+    *st = try_method(s, m, SLA_PRECOND_AUTO, 0, 0, why);
+    return 1;
 }
 
 static sla_status decide(sla_solver *s, auto_facts *f)
 {
     char why[sizeof s->why], cost[sizeof s->why];
     sla_precond pc = SLA_PRECOND_AUTO;
+    unsigned need = 0;
+    sla_status st = SLA_OK;
+    if (backend_rules(s, &st)) return st;
     SLA_TRY(structure(s, f));
+    uint32_t al = s->auto_state->allowed;
     /* a caller that needs the determinant needs a factorization, whatever the cost */
-    int need_det = s->opt.need_determinant;
-    int decided = need_det ? 0 : structure_rules(s, f, &pc, why, sizeof why);
+    int need_det = s->opt.need_determinant, direct_only = need_det || !(al & ITERATIVE_METHODS);
+    int decided = direct_only || !allowed(s, SLA_METHOD_CG) ? 0
+                  : structure_rules(s, f, &pc, &need, why, sizeof why);
     if (decided < 0) return decided;
-    if (decided) return try_method(s, SLA_METHOD_CG, pc, why);
+    if (decided) return try_method(s, SLA_METHOD_CG, pc, need, sla_auto_fact_bits(&f->v, 1), why);
+    if (!(al & DIRECT_METHODS)) {
+        snprintf(cost, sizeof cost, "backend '%s': iterative methods only", backend_name(s));
+        return iterative_path(s, f, cost);
+    }
     SLA_TRY(analyse(s, f));
-    int fits = need_det || !f->cost_known ||
+    int fits = direct_only || !f->cost_known ||
                (f->bytes <= f->mem_budget && f->flops <= f->flop_budget);
     double ratio = f->flops / (double)s->batch / fmax(1.0, (double)sla_pattern_nnz(s->pattern));
-    int mrule = fits && !need_det && f->cost_known && f->sym && f->v.posdiag && f->v.msign &&
-                f->v.diagdom && f->iter_ok && ratio > SLA_AUTO_MMATRIX_RATIO;
+    int mrule = fits && !direct_only && f->cost_known && f->sym && f->v.posdiag && f->v.msign &&
+                f->v.diagdom && f->iter_ok && ratio > SLA_AUTO_MMATRIX_RATIO &&
+                allowed(s, SLA_METHOD_CG);
     if (f->cost_known) cost_text(f, fits && !mrule, cost, sizeof cost);
     else snprintf(cost, sizeof cost, "no symbolic analysis available");
     if (need_det) strncat(cost, "; determinant requested: direct", sizeof cost - strlen(cost) - 1);
+    else if (direct_only)
+        sla_text_append(cost, sizeof cost, "; ", "backend serves direct methods only");
     if (mrule) {
         snprintf(why, sizeof why, "diagonally dominant, M-matrix sign pattern, flops/nnz(A) %.0f "
                  "> %g; %s: AMG", ratio, SLA_AUTO_MMATRIX_RATIO, cost);
-        return try_method(s, SLA_METHOD_CG, SLA_PRECOND_AMG, why);
+        return try_method(s, SLA_METHOD_CG, SLA_PRECOND_AMG, MMATRIX_FACTS,
+                          sla_auto_fact_bits(&f->v, 0), why);
     }
     return fits ? direct_path(s, f, cost) : iterative_path(s, f, cost);
 }
@@ -312,12 +411,31 @@ static sla_status least_squares(sla_solver *s)
                  (long long)s->m, (long long)s->n);
     else
         snprintf(why, sizeof why, "damp %g > 0: damped least squares by LSQR", s->opt.damp);
-    return try_method(s, SLA_METHOD_LSQR, SLA_PRECOND_NONE, why);
+    return try_method(s, SLA_METHOD_LSQR, SLA_PRECOND_NONE, 0, 0, why);
+}
+
+sla_status sla_auto_decide(sla_solver *s)
+{
+    auto_facts f = {0};
+    s->opt.method = SLA_METHOD_AUTO;
+    s->opt.precond = s->user_precond;
+    s->fallbacks = 0;
+    s->why[0] = '\0';
+    int lsq = s->m != s->n || s->opt.damp > 0;
+    sla_status st = lsq ? least_squares(s) : decide(s, &f);
+    sla_analysis_free(&s->analysis);          /* an analysis no backend took */
+    if (st == SLA_OK && (s->auto_state->need_mask & SLA_FACT_STRICT)) {
+        s->auto_state->strict = f.strict;     /* kept: rule 2's evidence, for refactors */
+        f.strict = NULL;
+    }
+    sla_free(f.strict);
+    if (st == SLA_OK) sla_auto_accuracy_note(s);
+    if (st == SLA_OK) st = sla_auto_norms(s);
+    return st;
 }
 
 sla_status sla_auto_create(sla_solver *s)
 {
-    auto_facts f = {0};
     s->is_auto = 1;
     s->user_precond = s->opt.precond;
     if (s->opt.need_determinant && s->m != s->n)
@@ -328,11 +446,16 @@ sla_status sla_auto_create(sla_solver *s)
         return SLA_FAIL_AS("sla_solver_create", SLA_EINVAL, "options.damp = %g with "
                            "options.need_determinant: damped least squares gives no determinant",
                            s->opt.damp);
-    if (s->m != s->n || s->opt.damp > 0) return least_squares(s);
-    sla_status st = decide(s, &f);
-    sla_analysis_free(&s->analysis);          /* an analysis no backend took */
-    sla_free(f.strict);
-    return st;
+    uint32_t methods = sla_backend_methods(s->opt.backend, s->dtype);
+    if (!methods) {
+        /* the registry's words: no such name, not compiled in, or not for this dtype */
+        sla_backend_find(SLA_METHOD_AUTO, s->dtype, s->opt.backend);
+        return sla_error_attribute(SLA_EUNSUPPORTED, "sla_solver_create");
+    }
+    s->auto_state = sla_calloc(1, sizeof *s->auto_state, "method auto state");
+    if (!s->auto_state) return SLA_ENOMEM;
+    s->auto_state->allowed = methods;
+    return sla_auto_decide(s);
 }
 
 static sla_method next_method(sla_method m)
@@ -363,6 +486,9 @@ int sla_auto_fallback(sla_solver *s, const sla_solve_info *info)
     s->impl = NULL;
     s->backend = NULL;
     s->fallbacks++;
-    sla_status st = try_method(s, to, SLA_PRECOND_AUTO, why);
+    sla_auto_cut_suffix(s);
+    /* the facts the first choice rested on still hold the fallback */
+    const sla_auto_state *a = s->auto_state;
+    sla_status st = try_method(s, to, SLA_PRECOND_AUTO, a->need_mask, a->need_value, why);
     return st < 0 ? st : 1;
 }

@@ -28,10 +28,13 @@ struct sla_solver {
     char description[SLA_DESCRIPTION_LEN];       /* one line, written by the backend (and by auto) */
     char why[512];               /* why this method was chosen (auto), or "" */
     int is_auto;                 /* created with method = auto: may fall back once at solve */
+    int default_tol;             /* no tolerance given (options rtol and atol SLA_TOL_DEFAULT;
+                                  * opt holds the classic defaults): auto's accuracy target */
     int fallbacks;               /* fallbacks taken so far */
     sla_precond user_precond;    /* the preconditioner the caller asked for (auto fallbacks) */
     struct sla_analysis *analysis; /* a symbolic analysis auto ran, for the backend it chose to
                                     * take instead of analysing again (direct/direct.h); NULL */
+    struct sla_auto_state *auto_state; /* method auto: what the choice rests on (solve/auto.h) */
 };
 
 typedef struct sla_analysis sla_analysis;
@@ -67,10 +70,30 @@ extern const sla_backend sla_backend_krylov;
  * On failure returns NULL with an SLA_EUNSUPPORTED message naming what was asked. */
 const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const char *name);
 
+/* The methods (bit mask over sla_method) that the available backends named `name` (NULL or
+ * "auto": all) serve for dtype; 0 if none. */
+uint32_t sla_backend_methods(const char *name, sla_dtype dtype);
+
 /* Method selection for SLA_METHOD_AUTO (auto.c): resolves s->opt.method (and precond), picks the
  * backend, runs its create, falling back when a trial fails (e.g. Cholesky not SPD), and writes
- * s->why. */
+ * s->why. Keeps what the choice rests on in s->auto_state. */
 sla_status sla_auto_create(sla_solver *s);
+
+/* sla_solver_refactor() of a solver created by method auto (auto_refactor.c): re-checks the facts
+ * the choice rests on against the new values (s->A) and decides again when they no longer hold
+ * or the backend's numeric work fails (e.g. Cholesky not SPD); else the backend's refactor.
+ * describe() keeps saying what was chosen and why. */
+sla_status sla_auto_refactor(sla_solver *s);
+
+/* method = auto with no tolerance given (s->default_tol), after an iterative solve
+ * (auto_accuracy.c): measures the normwise backward error of every column and continues the
+ * solve from X until it is ≤ SLA_AUTO_BACKWARD_ERROR(_F32); sets info's converged, reason and
+ * iterations. Returns the status of the solve (SLA_OK or SLA_NOT_CONVERGED) or an error. */
+sla_status sla_auto_accuracy(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                             int64_t total, sla_solve_info *info);
+
+/* Frees s->auto_state (NULL allowed). */
+void sla_auto_free(sla_solver *s);
 
 /* method = auto, at solve time: when the iterative method chosen by auto stopped with reason
  * indefinite, breakdown or stagnation, switch once to the next method (cg → minres → gmres →

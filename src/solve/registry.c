@@ -36,7 +36,8 @@ const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const ch
     }
     if (best) return best;
     if (!any && !named)
-        sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "no backend named '%s' (see sla_backends)", name);
+        sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "no backend named '%s' "
+                      "(sla_backend_count() and sla_backend_get() list them)", name);
     else if (named && !named->info.available && !any)
         sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "backend '%s' is not compiled in: %s",
                       name, named->info.unavailable_reason);
@@ -45,4 +46,17 @@ const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const ch
                       "method %s for %s", any ? "" : " named ", any ? "" : name,
                       sla_method_name(method), sla_dtype_name(dtype));
     return NULL;
+}
+
+uint32_t sla_backend_methods(const char *name, sla_dtype dtype)
+{
+    int any = !name || !*name || strcasecmp(name, "auto") == 0;
+    uint32_t methods = 0;
+    for (int64_t i = 0; i < NREG; i++) {
+        const sla_backend *b = registry[i];
+        if (any || strcasecmp(b->info.name, name) == 0)
+            if (b->info.available && (b->info.dtypes & SLA_DTYPE_BIT(dtype)))
+                methods |= b->info.methods;
+    }
+    return methods;
 }

@@ -14,9 +14,9 @@ void sla_solver_options_init(sla_solver_options *opt)
     opt->method = SLA_METHOD_AUTO;
     opt->precond = SLA_PRECOND_AUTO;
     opt->ordering = SLA_ORDERING_AUTO;
-    opt->rtol = 1e-10;
-    opt->atol = 0;
-    opt->maxiter = -1;           /* resolved to 10·n + 100 at create */
+    opt->rtol = SLA_TOL_DEFAULT;     /* no tolerance given: see sla_solver_options (solver.h) */
+    opt->atol = SLA_TOL_DEFAULT;
+    opt->maxiter = SLA_MAXITER_DEFAULT;   /* resolved to 10·n + 100 at create */
     opt->restart = 50;
     opt->monitor_every = 1;
 }
@@ -31,8 +31,16 @@ static sla_status check_options(const char *func, const sla_solver_options *o)
     ARG_CHECK((unsigned)o->method < SLA_METHOD_COUNT, "options.method = %d is invalid", (int)o->method);
     ARG_CHECK((unsigned)o->precond < SLA_PRECOND_COUNT, "options.precond = %d is invalid", (int)o->precond);
     ARG_CHECK((unsigned)o->ordering < SLA_ORDERING_COUNT, "options.ordering = %d is invalid", (int)o->ordering);
-    ARG_CHECK(o->rtol >= 0 && o->atol >= 0 && isfinite(o->rtol) && isfinite(o->atol),
-                  "options.rtol = %g and options.atol = %g must be finite and ≥ 0", o->rtol, o->atol);
+    ARG_CHECK((o->rtol >= 0 || o->rtol == SLA_TOL_DEFAULT) &&
+              (o->atol >= 0 || o->atol == SLA_TOL_DEFAULT) && isfinite(o->rtol) && isfinite(o->atol),
+              "options.rtol = %g and options.atol = %g must be finite and ≥ 0 (or "
+              "SLA_TOL_DEFAULT)", o->rtol, o->atol);
+    ARG_CHECK(o->maxiter >= 1 || o->maxiter == SLA_MAXITER_DEFAULT,
+              "options.maxiter = %lld must be ≥ 1 (or SLA_MAXITER_DEFAULT = -1)", (long long)o->maxiter);
+    ARG_CHECK(o->monitor_every >= 1, "options.monitor_every = %lld must be ≥ 1",
+              (long long)o->monitor_every);
+    ARG_CHECK(!o->backend || *o->backend, "options.backend is \"\": NULL or \"auto\" for any "
+              "backend, else a name that sla_backend_get() lists");
     ARG_CHECK(o->restart >= 1, "options.restart = %lld < 1", (long long)o->restart);
     ARG_CHECK(o->damp >= 0 && isfinite(o->damp), "options.damp = %g must be finite and ≥ 0",
               o->damp);
@@ -52,8 +60,11 @@ static sla_status solver_alloc(const char *func, int64_t m, int64_t n, sla_dtype
     if (opt) s->opt = *opt; else sla_solver_options_init(&s->opt);
     sla_status st = check_options(func, &s->opt);
     if (st != SLA_OK) { sla_free(s); return st; }
-    if (s->opt.maxiter < 0) s->opt.maxiter = 10 * (m > n ? m : n) + 100;
-    if (s->opt.monitor_every < 1) s->opt.monitor_every = 1;
+    if (s->opt.maxiter == SLA_MAXITER_DEFAULT) s->opt.maxiter = 10 * (m > n ? m : n) + 100;
+    /* no tolerance given: the classic defaults, and method auto's accuracy target (auto.c) */
+    s->default_tol = s->opt.rtol == SLA_TOL_DEFAULT && s->opt.atol == SLA_TOL_DEFAULT;
+    if (s->opt.rtol == SLA_TOL_DEFAULT) s->opt.rtol = 1e-10;
+    if (s->opt.atol == SLA_TOL_DEFAULT) s->opt.atol = 0;
     s->m = m;
     s->n = n;
     s->dtype = dtype;
@@ -151,7 +162,7 @@ sla_status sla_solver_refactor(sla_solver *s, const void *values)
     }
     const void *old = s->A.values;
     s->A.values = values;
-    sla_status st = s->backend->refactor(s);
+    sla_status st = s->is_auto ? sla_auto_refactor(s) : s->backend->refactor(s);
     if (st < 0) s->A.values = old;
     return sla_error_attribute(st, __func__);
 }
@@ -314,6 +325,8 @@ sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     info_init(s, info);
     sla_status st = s->backend->solve(s, op, nrhs, B, X, info);
     if (st < 0) return st;
+    /* auto with no tolerance: the backward-error target decides, before any fallback */
+    if (s->is_auto && s->default_tol) SLA_TRY(sla_auto_accuracy(s, op, nrhs, B, X, total, info));
     int fb = sla_auto_fallback(s, info);
     if (fb < 0) return fb;
     if (fb > 0) {
@@ -323,6 +336,8 @@ sla_status sla_solver_run(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
         info_init(s, info);
         st = s->backend->solve(s, op, nrhs, B, X, info);
         if (st < 0) return st;
+        if (s->is_auto && s->default_tol)
+            SLA_TRY(sla_auto_accuracy(s, op, nrhs, B, X, total, info));
     }
     if (info->residual_norm < 0) {
         if (want_residual) true_residual(s, op, nrhs, B, X, total, info);
@@ -554,6 +569,7 @@ void sla_solver_free(sla_solver **ps)
     sla_solver *s = *ps;
     *ps = NULL;
     if (s->backend && s->backend->destroy) s->backend->destroy(s);
+    sla_auto_free(s);
     sla_pattern_free(&s->pattern);
     sla_free(s);
 }

@@ -253,11 +253,15 @@ def test_solve_argument_errors():
     assert "torch-sla backend 'scipy'" in info.description
 
 
-def test_unknown_backend_message_from_c():
+def test_unknown_backend_is_a_value_error():
+    """docs/python.md: an unknown backend name is a ValueError naming the function that lists
+    the backends (the C message names sla_backend_count/sla_backend_get)."""
     row, col, val = poisson2d(3)
     A = SparseTensor(val, row, col, (9, 9))
-    with pytest.raises(torch_sla.UnsupportedError, match="no backend named 'nosuch'"):
+    with pytest.raises(ValueError, match=r"'nosuch' is not a libsla backend.*"
+                                         r"torch_sla\.show_backends\(\) lists them"):
         A.solve(torch.ones(9, dtype=f64), method="lu", backend="nosuch")
+    assert hasattr(torch_sla, "show_backends")
 
 
 @needs_method("lu")

@@ -21,9 +21,11 @@ static const char help[] =
     "                          lsqr\n"
     "  --precond P             auto (default), none, jacobi, ic0, ilu0, amg (iterative methods;\n"
     "                          with a direct method it is ignored, with a warning on stderr)\n"
-    "  --rtol R                relative tolerance >= 0 (default 1e-10): stop when\n"
+    "  --rtol R                relative tolerance >= 0: stop when\n"
     "                          ||b - A x|| <= max(rtol ||b||, atol); LSQR (rectangular A):\n"
     "                          ||r|| <= rtol (||A|| ||x|| + ||b||) or ||A^T r|| <= rtol ||A|| ||r||\n"
+    "                          (default: with method auto, a backward error\n"
+    "                          ||b - A x|| / (||A||_F ||x|| + ||b||) <= 1e-12; else rtol 1e-10)\n"
     "  --atol A                absolute tolerance >= 0 (default 0)\n"
     "  --maxiter N             iteration limit, N >= 1 (default 10 max(m, n) + 100)\n"
     "  --restart N             GMRES restart length, N >= 1 (default 50)\n"
@@ -39,8 +41,12 @@ static const char help[] =
     "                          residual, time_s, ...) instead of text; on an error the object is\n"
     "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
     "\n"
-    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure (a failed write\n"
-    "of -o included)\n";
+    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure (a failed write
+"
+    "of -o included; also a singular matrix: a zero pivot, or a reciprocal condition estimate
+"
+    "below 2.2e-13)
+";
 
 typedef struct {
     const char *file, *rhs, *out;
