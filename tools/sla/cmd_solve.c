@@ -41,12 +41,9 @@ static const char help[] =
     "                          residual, time_s, ...) instead of text; on an error the object is\n"
     "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
     "\n"
-    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure (a failed write
-"
-    "of -o included; also a singular matrix: a zero pivot, or a reciprocal condition estimate
-"
-    "below 2.2e-13)
-";
+    "exit codes: 0 converged, 1 not converged, 2 bad input or usage, 3 failure (a failed write\n"
+    "of -o included; also a singular matrix: a zero pivot, or a reciprocal condition estimate\n"
+    "below 2.2e-13)\n";
 
 typedef struct {
     const char *file, *rhs, *out;
