@@ -454,7 +454,7 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
  * residual_norm and relative_residual stay as the generic layer's info_init set them, which is
  * how solver.c tells that this backend computes no residual and measures the true one itself. */
 static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                             sla_solve_info *info)
+                             const sla_solve_params *params, sla_solve_info *info)
 {
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
@@ -613,4 +613,5 @@ const sla_backend sla_backend_cholmod = {
     .logdet = chol_logdet,
     .logdet_grad = chol_logdet_grad,
     .destroy = chol_destroy,
+    .analyze = sla_cholmod_analysis,
 };

@@ -4,7 +4,7 @@
 #ifndef SLA_DIRECT_LU_UTIL_H
 #define SLA_DIRECT_LU_UTIL_H
 
-#include "solve/backend.h"
+#include "backend/solver_impl.h"
 
 /** What both LU backends keep per batch element, next to their library objects. */
 typedef struct lu_elem {

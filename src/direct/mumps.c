@@ -455,7 +455,7 @@ static sla_status mumps_refactor(sla_solver *s)
  * residual_norm and relative_residual stay as the generic layer's info_init set them, which is
  * how solver.c tells that this backend computes no residual and measures the true one itself. */
 static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                              sla_solve_info *info)
+                              const sla_solve_params *params, sla_solve_info *info)
 {
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
