@@ -109,7 +109,6 @@ restart:;
         rnorm = breakdown_rnorm = res->residual;
         if (!isfinite(rnorm)) { stop = SLA_REASON_NONFINITE; goto finish; }
         if (rnorm <= S.tol) { res->reason = SLA_REASON_CONVERGED; goto out; }
-        if (rnorm > S.rlimit) goto finish;       /* worse than x₀ and x = 0: stop here */
         goto restart;
     }
 finish:

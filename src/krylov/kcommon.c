@@ -129,7 +129,6 @@ sla_status sla_kstart(sla_kstate *S, const sla_operator *A, sla_op op, const sla
     }
     if (*rnorm <= S->tol) return SLA_OK;
     /* the first checkpoint is x₀ (x = 0 needs no copy) */
-    S->rlimit = fmax(res->bnorm, *rnorm);
     SLA_TRY(V->vec_create(V, &S->xbest));
     S->best_zero = !P->x0_nonzero;
     if (P->x0_nonzero) SLA_TRY(V->axpby(V, 1.0, x, 0.0, S->xbest));
@@ -162,9 +161,11 @@ sla_status sla_kverify(sla_kstate *S, void *x, void *r, int *action)
         return keep_best(S, x, r);
     }
     /* The recurrence drifted from the true residual: restart from the true one, unless the
-     * previous restart did not buy at least a halving (attainable accuracy reached) or x is
-     * worse than x = 0 and than x₀ (the recurrence lost touch: a singular system, say). */
-    if (!(t < 0.5 * S->last_replaced) || t > S->rlimit) {
+     * previous restart did not buy at least a halving (attainable accuracy reached). A true
+     * residual that grew, even past ‖b‖, may still recover after the restart (measured: MINRES
+     * on bcsstk13 with Jacobi does): the checkpoints, not a stop, guard against x growing
+     * worse than x₀. */
+    if (!(t < 0.5 * S->last_replaced)) {
         S->res->reason = SLA_REASON_STAGNATION;
         return keep_best(S, x, r);
     }

@@ -8,8 +8,7 @@
  *     MINRES's unpreconditioned residual recurrence, so the tested norm is the true one up to
  *     rounding); before reporting convergence it recomputes the true residual, and if that
  *     misses tol it restarts from it (residual replacement); a restart that does not at least
- *     halve the true residual of the previous one, or a true residual above
- *     max(‖b‖, ‖b − op(A)x₀‖), ends the solve with reason stagnation;
+ *     halve the true residual of the previous one ends the solve with reason stagnation;
  *   - returns b = 0 as x = 0, converged, 0 iterations;
  *   - never reports breakdown, an indefinite operator or preconditioner, NaN/Inf or maxiter as
  *     converged;
@@ -104,7 +103,6 @@ typedef struct sla_kstate {
     const sla_krylov_params *P;
     const void *b;
     double tol;                  /* max(rtol·‖b‖, atol) */
-    double rlimit;               /* max(‖b‖, ‖r₀‖): a true residual above it ends the solve */
     double last_replaced;        /* true residual at the last residual replacement */
     sla_krylov_result *res;
     /* the checkpoint (see the top of this file) */
