@@ -62,33 +62,41 @@ sla_status sla_kcheckpoint(sla_kstate *S, double rnorm, const void *x)
     S->best_current = 0;
     if (!S->xbest || !(rnorm < 0.5 * S->best_rec)) return SLA_OK;
     SLA_TRY(S->V->axpby(S->V, 1.0, x, 0.0, S->xbest));
-    S->best_zero = 0;
     S->best_current = 1;
     S->best_rec = rnorm;
     S->best_it = S->res->iterations;
     return SLA_OK;
 }
 
-/* The checkpoint rule of a solve that did not converge: when the checkpoint's true residual is
- * not above that of x (res->residual), x becomes the checkpoint. w is workspace. */
+/* x = x₀ (0 when no x₀ was given) */
+sla_status sla_kreturn_x0(const sla_kstate *S, void *x)
+{
+    if (S->x0) return S->V->axpby(S->V, 1.0, S->x0, 0.0, x);
+    return S->V->axpby(S->V, 0.0, x, 0.0, x);
+}
+
+/* The checkpoint rule of a solve that did not converge: of x₀, the last checkpoint and x, the
+ * one with the smallest true residual (ties to the earlier) becomes x. w is workspace. */
 static sla_status keep_best(sla_kstate *S, void *x, void *w)
 {
     sla_krylov_result *res = S->res;
-    if (!S->xbest || S->best_current || res->reason == SLA_REASON_CONVERGED) return SLA_OK;
+    if (!S->xbest || res->reason == SLA_REASON_CONVERGED) return SLA_OK;
     const sla_space *V = S->V;
-    double last = res->residual, tb = res->bnorm;
-    if (!S->best_zero) {
+    double last = res->residual, best = isnan(last) ? INFINITY : last, tb = NAN;
+    int64_t choice = -1;
+    if (S->best_it > 0 && !S->best_current) {
         SLA_TRY(S->A->apply(S->A, S->op, S->xbest, w));
         SLA_TRY(V->axpby(V, 1.0, S->b, -1.0, w));
         SLA_TRY(V->norm(V, w, &tb));
+        if (tb <= best) { best = tb; choice = S->best_it; }
     }
-    if (!(tb <= last) && !isnan(last)) return SLA_OK;
-    if (S->best_zero) SLA_TRY(V->axpby(V, 0.0, x, 0.0, x));
+    if (S->r0 <= best) { best = S->r0; choice = 0; }
+    if (choice < 0) return SLA_OK;
+    if (choice == 0) SLA_TRY(sla_kreturn_x0(S, x));
     else SLA_TRY(V->axpby(V, 1.0, S->xbest, 0.0, x));
-    res->kept_iteration = S->best_it;
+    res->kept_iteration = choice;
     res->last_residual = last;
-    res->residual = tb;
-    S->best_current = 1;
+    res->residual = best;
     return SLA_OK;
 }
 
@@ -130,11 +138,11 @@ sla_status sla_kstart(sla_kstate *S, const sla_operator *A, sla_op op, const sla
     if (*rnorm <= S->tol) return SLA_OK;
     /* the first checkpoint is x₀ (x = 0 needs no copy) */
     SLA_TRY(V->vec_create(V, &S->xbest));
-    S->best_zero = !P->x0_nonzero;
-    if (P->x0_nonzero) SLA_TRY(V->axpby(V, 1.0, x, 0.0, S->xbest));
-    S->best_current = 1;
-    S->best_rec = *rnorm;
-    S->best_it = 0;
+    if (P->x0_nonzero) {
+        SLA_TRY(V->vec_create(V, &S->x0));
+        SLA_TRY(V->axpby(V, 1.0, x, 0.0, S->x0));
+    }
+    S->r0 = S->best_rec = *rnorm;
     *done = 0;
     return SLA_OK;
 }
@@ -142,7 +150,8 @@ sla_status sla_kstart(sla_kstate *S, const sla_operator *A, sla_op op, const sla
 void sla_kend(sla_kstate *S)
 {
     if (S->xbest) S->V->vec_free(S->V, S->xbest);
-    S->xbest = NULL;
+    if (S->x0) S->V->vec_free(S->V, S->x0);
+    S->xbest = S->x0 = NULL;
 }
 
 sla_status sla_kverify(sla_kstate *S, void *x, void *r, int *action)

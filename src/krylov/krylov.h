@@ -12,13 +12,14 @@
  *   - returns b = 0 as x = 0, converged, 0 iterations;
  *   - never reports breakdown, an indefinite operator or preconditioner, NaN/Inf or maxiter as
  *     converged;
- *   - keeps checkpoints: x₀ first, then x whenever its residual (the method's recurrence: CG's r,
+ *   - keeps checkpoints: x₀, then x whenever its residual (the method's recurrence: CG's r,
  *     BiCGStab's s and r, MINRES's carried r, LSQR's ‖r̄‖ estimate; GMRES's true residual at
  *     each restart) falls below half that of the last checkpoint — at most log₂(‖r₀‖/‖r‖)
- *     copies, one extra vector. A solve that stops without converging returns the checkpoint
- *     instead of the last iterate when the checkpoint's TRUE residual is not larger (ties go to
- *     the checkpoint), and says so in res->kept_iteration; so x is never worse than x₀, and its
- *     residual is at most twice the best recurrence residual seen;
+ *     copies, one extra vector (two with a given x₀). A solve that stops without converging
+ *     returns, of x₀, the last checkpoint and the last iterate, the one with the smallest TRUE
+ *     residual (ties to the earlier), and says so in res->kept_iteration; so x is never worse
+ *     than x₀. (A recurrence residual can drift from the true one, so a checkpoint alone
+ *     would not guarantee that: CG on a singular Laplacian, measured.)
  *   - calls the monitor at iteration 0 and every monitor_every iterations; a nonzero return
  *     stops it with SLA_ECALLBACK;
  *   - fills res->residual with the true ‖b − op(A) x‖₂ of the returned x.
@@ -105,12 +106,13 @@ typedef struct sla_kstate {
     double tol;                  /* max(rtol·‖b‖, atol) */
     double last_replaced;        /* true residual at the last residual replacement */
     sla_krylov_result *res;
-    /* the checkpoint (see the top of this file) */
-    void *xbest;                 /* its copy of x, NULL until the solve starts */
-    int best_zero;               /* the checkpoint is x = 0 (x₀ = 0: nothing stored) */
+    /* the checkpoints (see the top of this file) */
+    void *x0;                    /* a copy of x₀, NULL when x₀ = 0 */
+    double r0;                   /* the true residual of x₀ */
+    void *xbest;                 /* the last checkpoint after x₀, NULL until the solve starts */
+    int64_t best_it;             /* its iteration; 0: none yet (x₀ is the checkpoint) */
     int best_current;            /* x has not moved since the checkpoint was taken */
     double best_rec;             /* the residual it was taken at */
-    int64_t best_it;             /* its iteration */
 } sla_kstate;
 
 /* Starts a solve: ‖b‖, tol, and r = b − op(A)x (x0 given) or x = 0, r = b; the first
@@ -131,6 +133,8 @@ sla_status sla_ktrue_residual(const sla_kstate *S, const void *x, void *r);
 
 /* After every change of x: a new checkpoint when rnorm < half the last one's. */
 sla_status sla_kcheckpoint(sla_kstate *S, double rnorm, const void *x);
+/* x = x₀ (0 when no x₀ was given). */
+sla_status sla_kreturn_x0(const sla_kstate *S, void *x);
 /* x moved without a checkpoint call (GMRES's cycle end before its true residual). */
 static inline void sla_kmoved(sla_kstate *S) { S->best_current = 0; }
 

@@ -50,25 +50,34 @@ static sla_status augmented(const sla_space *Kx, double damp, double rn, const v
     return SLA_OK;
 }
 
-/* The checkpoint rule of krylov.h for LSQR, by the true ‖r̄‖: x becomes the checkpoint when that
- * is not larger (tb, tx workspace). */
+/* The checkpoint rule of krylov.h for LSQR, by the true ‖r̄‖: of x₀ (‖r̄₀‖ in S->r0), the last
+ * checkpoint and x, the smallest (ties to the earlier) becomes x (tb, tx workspace). */
 static sla_status keep_best(sla_kstate *S, const sla_space *Kb, const sla_space *Kx, double damp,
                             void *x, void *tb, void *tx)
 {
     sla_krylov_result *res = S->res;
-    if (!S->xbest || S->best_current) return SLA_OK;
-    if (S->best_zero) SLA_TRY(Kx->axpby(Kx, 0.0, x, 0.0, S->xbest));
-    double rb, nb, last, best;
-    SLA_TRY(true_norms(S->A, Kb, Kx, S->op, damp, S->b, S->xbest, tb, tx, &rb, &nb));
+    if (!S->xbest) return SLA_OK;
+    double rb, nb, last, cb, best;
     SLA_TRY(augmented(Kx, damp, res->residual, x, &last));
-    SLA_TRY(augmented(Kx, damp, rb, S->xbest, &best));
-    if (!(best <= last) && !isnan(last)) return SLA_OK;
-    SLA_TRY(Kx->axpby(Kx, 1.0, S->xbest, 0.0, x));
-    res->kept_iteration = S->best_it;
+    best = isnan(last) ? INFINITY : last;
+    int64_t choice = -1;
+    if (S->best_it > 0 && !S->best_current) {
+        SLA_TRY(true_norms(S->A, Kb, Kx, S->op, damp, S->b, S->xbest, tb, tx, &rb, &nb));
+        SLA_TRY(augmented(Kx, damp, rb, S->xbest, &cb));
+        if (cb <= best) { best = cb; choice = S->best_it; }
+    }
+    if (S->r0 <= best) choice = 0;
+    if (choice < 0) return SLA_OK;
+    res->kept_iteration = choice;
     res->last_residual = res->residual;
-    res->residual = rb;
-    res->normal_residual = nb;
-    return SLA_OK;
+    if (choice > 0) {
+        res->residual = rb;
+        res->normal_residual = nb;
+        return Kx->axpby(Kx, 1.0, S->xbest, 0.0, x);
+    }
+    SLA_TRY(sla_kreturn_x0(S, x));
+    return true_norms(S->A, Kb, Kx, S->op, damp, S->b, x, tb, tx, &res->residual,
+                      &res->normal_residual);
 }
 
 /* The state of the bidiagonalisation and of the QR of B_k. */
@@ -175,12 +184,13 @@ sla_status sla_krylov_lsqr(const sla_operator *A, sla_op op, const sla_krylov_pa
     L.alpha = sv / su;
     if (!isfinite(L.alpha)) { stop = SLA_REASON_NONFINITE; goto finish; }
     if (L.alpha == 0) goto finish;             /* op(A)ᵀb = 0: x₀ is a solution */
-    /* the first checkpoint is x₀ (x = 0 needs no copy) */
+    /* the first checkpoint is x₀ (x = 0 needs no copy), at ‖r̄₀‖ */
     SLA_KCALL(Kx->vec_create(Kx, &S.xbest));
-    S.best_zero = !P->x0_nonzero;
-    if (P->x0_nonzero) SLA_KCALL(Kx->axpby(Kx, 1.0, x, 0.0, S.xbest));
-    S.best_current = 1;
-    S.best_rec = L.beta;
+    if (P->x0_nonzero) {
+        SLA_KCALL(Kx->vec_create(Kx, &S.x0));
+        SLA_KCALL(Kx->axpby(Kx, 1.0, x, 0.0, S.x0));
+    }
+    S.r0 = S.best_rec = sqrt(L.beta * L.beta + damp * damp * x0norm * x0norm);
     SLA_KCALL(Kx->axpby(Kx, 1.0 / sv, v, 0.0, w));   /* w₁ = v₁ */
     L.rhobar = L.alpha;
     L.phibar = L.beta;
