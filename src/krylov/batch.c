@@ -126,8 +126,8 @@ void sla_krylov_result_merge(sla_solve_info *info, const sla_krylov_result *r)
     if (severity(r->reason) > severity(info->reason)) info->reason = r->reason;
 }
 
-/* "; system (b, j) returned iterate k (true residual t; the last iterate's was l)" for the first
- * system that returned a checkpoint, and how many did */
+/* "; returned <what> for batch element b, right-hand side j: true residual t, the last
+ * iterate's l" for the first system that returned a checkpoint, and how many did */
 static void note_kept(sla_solve_info *info, const sla_krylov_batch *J, const sla_krylov_result *res,
                       int64_t nsys)
 {
@@ -140,8 +140,8 @@ static void note_kept(sla_solve_info *info, const sla_krylov_batch *J, const sla
     if (r->kept_iteration > 0)
         snprintf(what, sizeof what, "the iterate of iteration %lld", (long long)r->kept_iteration);
     if (count > 1) snprintf(more, sizeof more, " (and %lld more systems)", (long long)(count - 1));
-    snprintf(note, sizeof note, "returned %s for batch element %lld, right-hand side %lld%s: its "
-             "true residual %.3g is below the last iterate's %.3g", what,
+    snprintf(note, sizeof note, "returned %s for batch element %lld, right-hand side %lld%s: "
+             "true residual %.3g, the last iterate's %.3g", what,
              (long long)(first / J->nrhs), (long long)(first % J->nrhs), more, r->residual,
              r->last_residual);
     sla_text_append(info->description, sizeof info->description, "; ", note);

@@ -81,6 +81,7 @@ static sla_status keep_best(sla_kstate *S, void *x, void *w)
 {
     sla_krylov_result *res = S->res;
     if (!S->xbest || res->reason == SLA_REASON_CONVERGED) return SLA_OK;
+    if (S->best_it == 0 && S->best_current) return SLA_OK;       /* x never moved from x₀ */
     const sla_space *V = S->V;
     double last = res->residual, best = isnan(last) ? INFINITY : last, tb = NAN;
     int64_t choice = -1;
@@ -143,6 +144,7 @@ sla_status sla_kstart(sla_kstate *S, const sla_operator *A, sla_op op, const sla
         SLA_TRY(V->axpby(V, 1.0, x, 0.0, S->x0));
     }
     S->r0 = S->best_rec = *rnorm;
+    S->best_current = 1;                       /* x is x₀ */
     *done = 0;
     return SLA_OK;
 }

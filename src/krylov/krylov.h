@@ -26,8 +26,8 @@
  * Return value: SLA_OK whatever the reason (res says why), or an error (SLA_ENOMEM,
  * SLA_ECALLBACK from the monitor, the operator or the preconditioner, a space's error) with a
  * message.
- * Memory: a fixed number of vectors (CG 5, BiCGStab 9, MINRES 13, GMRES restart + 4, LSQR 6):
- * O(n), independent of the iteration count.
+ * Memory: a fixed number of vectors (CG 4–5, BiCGStab 6–8, MINRES 13, GMRES restart + 3,
+ * LSQR 6; one more with a given x₀): O(n), independent of the iteration count.
  */
 #ifndef SLA_KRYLOV_KRYLOV_H
 #define SLA_KRYLOV_KRYLOV_H

@@ -56,7 +56,7 @@ static sla_status keep_best(sla_kstate *S, const sla_space *Kb, const sla_space 
                             void *x, void *tb, void *tx)
 {
     sla_krylov_result *res = S->res;
-    if (!S->xbest) return SLA_OK;
+    if (!S->xbest || (S->best_it == 0 && S->best_current)) return SLA_OK;   /* x is x₀ */
     double rb, nb, last, cb, best;
     SLA_TRY(augmented(Kx, damp, res->residual, x, &last));
     best = isnan(last) ? INFINITY : last;
@@ -191,6 +191,7 @@ sla_status sla_krylov_lsqr(const sla_operator *A, sla_op op, const sla_krylov_pa
         SLA_KCALL(Kx->axpby(Kx, 1.0, x, 0.0, S.x0));
     }
     S.r0 = S.best_rec = sqrt(L.beta * L.beta + damp * damp * x0norm * x0norm);
+    S.best_current = 1;                        /* x is x₀ */
     SLA_KCALL(Kx->axpby(Kx, 1.0 / sv, v, 0.0, w));   /* w₁ = v₁ */
     L.rhobar = L.alpha;
     L.phibar = L.beta;
