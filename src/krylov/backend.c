@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "krylov/kbackend.h"
-#include "solve/backend.h"
 
 /* precond = auto for CG: AMG from this many unknowns on (when AMG is in the build). Measured
  * on 2D Poisson, one thread, set-up + solve to rtol 1e-8 (docs/krylov.md): IC(0) and AMG tie at
@@ -145,7 +144,7 @@ static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
     if (K->pc) SLA_TRY(sla_pc_prepare(K->pc, op));
     sla_krylov_batch J = {
         .method = s->opt.method, .op = op, .batch = s->batch, .nrhs = nrhs,
-        .nb = sla_solver_block_rows(s, op, 1), .nx = sla_solver_block_rows(s, op, 0),
+        .nb = op == SLA_OP_N ? s->m : s->n, .nx = op == SLA_OP_N ? s->n : s->m,
         .dtype = s->dtype, .B = B, .X = X,
         .params = {.rtol = p->rtol, .atol = p->atol, .maxiter = p->maxiter,
                    .restart = s->opt.restart, .damp = s->opt.damp, .x0_nonzero = p->x0_nonzero,

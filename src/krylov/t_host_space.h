@@ -1,6 +1,6 @@
 /* Template (see core/instantiate.h): kernels of the host vector space (host_space.c).
  * Each kernel runs chunk c of a fixed partition on one thread (static schedule; all chunks on
- * the calling thread when par = 0, see sla_kpar()) and keeps its partial sums per chunk; the
+ * the calling thread when par = 0, see sla_host_par()) and keeps its partial sums per chunk; the
  * partials are added in chunk order, so a reduction depends only on the partition, never on
  * thread timing or on par. The results are this process's partial sums: host_space.c hands them
  * to the space's reduce hook when it has one. Within a chunk four running sums in a fixed pattern keep the adds
