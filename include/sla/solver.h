@@ -328,6 +328,17 @@ SLA_API const char *sla_solver_describe(const sla_solver *s);
 /** The method the solver uses (never SLA_METHOD_AUTO: auto is resolved at create). */
 SLA_API sla_method sla_solver_method(const sla_solver *s);
 
+/** Reciprocal condition estimate of the factorization (direct methods that report one: the
+ *  value info.rcond gives), NaN if unknown or s is NULL. */
+SLA_API double sla_solver_rcond(const sla_solver *s);
+/** The dtype of the solver's matrix or operator (SLA_FLOAT64 for NULL). */
+SLA_API sla_dtype sla_solver_dtype(const sla_solver *s);
+/** The batch count B (0 for NULL). */
+SLA_API int64_t sla_solver_batch(const sla_solver *s);
+/** A is rows × cols (equal except for lsqr on a rectangular A; 0 for NULL). */
+SLA_API int64_t sla_solver_rows(const sla_solver *s);
+SLA_API int64_t sla_solver_cols(const sla_solver *s);
+
 /** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
 SLA_API void sla_solver_free(sla_solver **s);
 

@@ -7,35 +7,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "sla/sla.h"
+#include "sla/backend.h"
 
-/** Records "func: message" as the calling thread's last error and returns status.
- *  Use through SLA_FAIL so the function name is filled in. */
-SLA_API sla_status sla_error_set(sla_status status, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/** Adds context in front of the current message: "func: prefix: <previous message>". */
-SLA_API sla_status sla_error_wrap(sla_status status, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/** For an error status (< 0): makes the message start with "func: ", func being the public
- *  function that was called, so that a failure deep inside (an allocation, a backend) names
- *  the entry point: "sla_malloc: cannot allocate ..." becomes "func: cannot allocate ...",
- *  "cholmod_factorize: ..." becomes "func: cholmod_factorize: ...". A message that already
- *  starts with "func:" is kept. Returns status unchanged (warnings pass through untouched). */
-SLA_API sla_status sla_error_attribute(sla_status status, const char *func);
-
-#define SLA_FAIL(status, ...) sla_error_set((status), __func__, __VA_ARGS__)
-/** The same, naming the public function `func` (for helpers whose own name means nothing to
- *  the caller). */
+/* sla_error_set, sla_error_wrap, sla_error_attribute, SLA_FAIL and SLA_TRY are exported to
+ * backends: sla/backend.h. */
+/** SLA_FAIL naming the public function `func` (for helpers whose own name means nothing to the
+ *  caller). */
 #define SLA_FAIL_AS(func, status, ...) sla_error_set((status), (func), __VA_ARGS__)
 #define SLA_CHECK_ARG_AS(func, cond, ...) \
     do { if (!(cond)) return SLA_FAIL_AS((func), SLA_EINVAL, __VA_ARGS__); } while (0)
 #define SLA_CHECK_ARG(cond, ...) \
     do { if (!(cond)) return SLA_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
-/** Propagate an error status (negative) from a call; warnings pass through. */
-#define SLA_TRY(expr) \
-    do { sla_status sla_try_st_ = (expr); if (sla_try_st_ < 0) return sla_try_st_; } while (0)
 
 /** malloc/calloc of count × size bytes with overflow check; NULL (and an SLA_ENOMEM message
  *  naming `what`) on failure. count = 0 returns a valid 1-byte allocation. The test hook

@@ -535,7 +535,7 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
  * which is how solver.c tells that this backend computes no residual and measures the true one
  * itself; for float32 the residual of the rounded X is summed here in double. */
 static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                             sla_solve_info *info)
+                             const sla_solve_params *params, sla_solve_info *info)
 {
     SLA_TRY(check_valid(s));
     SLA_TRY(check_regular(s));
@@ -700,4 +700,5 @@ const sla_backend sla_backend_cholmod = {
     .logdet = chol_logdet,
     .logdet_grad = chol_logdet_grad,
     .destroy = chol_destroy,
+    .analyze = sla_cholmod_analysis,
 };

@@ -5,7 +5,7 @@
 #ifndef SLA_DIRECT_H
 #define SLA_DIRECT_H
 
-#include "solve/backend.h"
+#include "backend/solver_impl.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Symbolic cost of a factorization (for method = auto)                                        */
@@ -43,30 +43,9 @@ sla_status sla_amd_cost(int64_t n, const int64_t *rowptr, const int64_t *colind,
 /* A symbolic analysis handed from method = auto to the backend it chose                       */
 /* ------------------------------------------------------------------------------------------ */
 
-/** method = auto decides from the symbolic analysis of the backend it would use first; rather
- *  than let that backend analyse the same pattern again, auto hands the analysis over in
- *  s->analysis. It is made by the backend's own code (sla_cholmod_analysis, sla_klu_analysis:
- *  exactly the analysis its create runs, with s->opt.ordering), so only that backend reads
- *  `state`; its create takes it with sla_analysis_take. An analysis nobody took is freed by
- *  auto (sla_analysis_free). */
-struct sla_analysis {
-    const sla_backend *backend;     /**< the backend whose create takes it */
-    double nnz_factor;              /**< predicted entries of the factor(s) L (+ U) */
-    double flops;                   /**< predicted flops of one numeric factorization */
-    double bytes;                   /**< predicted memory of one numeric factorization */
-    void *state;                    /**< backend-private */
-    void (*free_state)(void *state);
-};
-
-/** A new analysis for backend b with a zeroed state of state_size bytes (freed by free_state);
- *  NULL on allocation failure. */
-sla_analysis *sla_analysis_new(const sla_backend *b, size_t state_size,
-                               void (*free_state)(void *state));
-/** Frees *a (state included) and sets it to NULL; NULL is a no-op. */
-void sla_analysis_free(sla_analysis **a);
-/** The state of s->analysis if it was made for backend b (s->analysis is then freed and set to
- *  NULL: the caller owns the state), else NULL (an analysis for another backend stays). */
-void *sla_analysis_take(sla_solver *s, const sla_backend *b);
+/* struct sla_analysis, sla_analysis_new / _free / _take: the backend tier (sla/backend.h). The
+ * analyses below are made by each backend's own code (exactly the analysis its create runs,
+ * with s->opt.ordering) and are its analyze slot. */
 
 /** CHOLMOD's symbolic analysis of s->A as chol_create runs it (lower triangle of A ∪ Aᵀ,
  *  ordering s->opt.ordering): nnz_factor = nnz(L), flops = CHOLMOD's fl, bytes = 12·nnz(L)

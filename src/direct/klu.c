@@ -429,7 +429,7 @@ static sla_status solve_task(void *ctx, int64_t b, int64_t *code)
 }
 
 static sla_status klu_solve_rhs(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                                sla_solve_info *info)
+                                const sla_solve_params *params, sla_solve_info *info)
 {
     klu_impl *k = s->impl;
     return lu_solve_tasks(s, k->valid, k->lu, op, nrhs, B, X, info, 0, solve_task,
@@ -535,4 +535,5 @@ const sla_backend sla_backend_klu = {
     .logdet = klu_logdet,
     .logdet_grad = klu_logdet_grad,
     .destroy = klu_destroy,
+    .analyze = sla_klu_analysis,
 };

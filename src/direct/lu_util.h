@@ -4,6 +4,7 @@
 #ifndef SLA_DIRECT_LU_UTIL_H
 #define SLA_DIRECT_LU_UTIL_H
 
+#include "backend/solver_impl.h"
 #include "direct/direct.h"
 
 /** What both LU backends keep per batch element, next to their library objects. */

@@ -528,7 +528,7 @@ static sla_status mumps_refactor(sla_solver *s)
  * which is how solver.c tells that this backend computes no residual and measures the true one
  * itself; for float32 the residual of the rounded X is summed here in double. */
 static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                              sla_solve_info *info)
+                              const sla_solve_params *params, sla_solve_info *info)
 {
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;

@@ -238,7 +238,7 @@ static sla_status solve_task(void *ctx, int64_t t, int64_t *code)
 }
 
 static sla_status umf_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                            sla_solve_info *info)
+                            const sla_solve_params *params, sla_solve_info *info)
 {
     umf_impl *u = s->impl;
     return lu_solve_tasks(s, u->valid, u->lu, op, nrhs, B, X, info, 1, solve_task,

@@ -2,7 +2,9 @@
  * symmetric eigensolver of the projected problems (LAPACK dsyevd), and the rank-revealing
  * orthonormalization of a block against a basis, in the Euclidean or an M-inner product
  * (projection twice + SVQB with dropping,
- * Stathopoulos & Wu 2002; Duersch, Shao, Yang & Gu 2018). */
+ * Stathopoulos & Wu 2002; Duersch, Shao, Yang & Gu 2018). Every reduction over the n rows (Gram
+ * products, norms) goes through the reduction hook R (eig_internal.h): NULL here, a distributed
+ * space's reduce in a distributed eigensolver. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <float.h>
@@ -28,12 +30,26 @@ void eig_random(double *x, int64_t n, uint64_t *state)
     }
 }
 
+/* the partial sums of this process's rows into the global ones */
+static sla_status reduce(const sla_space *R, double *v, int64_t count)
+{
+    if (!R || !R->reduce || count == 0) return SLA_OK;
+    return R->reduce(R, SLA_REDUCE_SUM, v, (int)count);
+}
+
+sla_status eig_tn_r(const sla_space *R, int64_t n, int64_t a, int64_t b, const double *V,
+                    const double *W, double *H)
+{
+    if (a == 0 || b == 0) return SLA_OK;
+    if (n == 0) memset(H, 0, sizeof(double) * (size_t)(a * b));
+    else cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)a, (int)b, (int)n, 1.0, V,
+                     (int)n, W, (int)n, 0.0, H, (int)a);
+    return reduce(R, H, a * b);
+}
+
 void eig_tn(int64_t n, int64_t a, int64_t b, const double *V, const double *W, double *H)
 {
-    if (a == 0 || b == 0) return;
-    if (n == 0) { memset(H, 0, sizeof(double) * (size_t)(a * b)); return; }
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)a, (int)b, (int)n, 1.0, V, (int)n,
-                W, (int)n, 0.0, H, (int)a);
+    eig_tn_r(NULL, n, a, b, V, W, H);          /* cannot fail without a hook */
 }
 
 void eig_nn(int64_t n, int64_t a, int64_t b, double alpha, const double *V, const double *H,
@@ -81,8 +97,27 @@ sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const doub
 }
 
 /* The metric of eig_orth_m: Mb (NULL: Euclidean), a scratch block mw (n × nw) for M·W, and
- * Z = M·V when the caller keeps it (else NULL). */
-typedef struct metric { const sla_matrix *Mb; double *mw; const double *Z; } metric;
+ * Z = M·V when the caller keeps it (else NULL); R the reduction hook. */
+typedef struct metric {
+    const sla_matrix *Mb;
+    double *mw;
+    const double *Z;
+    const sla_space *R;
+} metric;
+
+/* nrm[j] = ‖column j‖₂ of the nw columns of W (dnrm2's scaled sum on one process; with a hook,
+ * √ of the reduced sums of squares) */
+static sla_status norms2(const metric *g, int64_t n, const double *W, int64_t nw, double *nrm)
+{
+    if (!g->R || !g->R->reduce) {
+        for (int64_t j = 0; j < nw; j++) nrm[j] = n ? cblas_dnrm2((int)n, W + j * n, 1) : 0.0;
+        return SLA_OK;
+    }
+    for (int64_t j = 0; j < nw; j++) nrm[j] = n ? cblas_ddot((int)n, W + j * n, 1, W + j * n, 1) : 0.0;
+    SLA_TRY(reduce(g->R, nrm, nw));
+    for (int64_t j = 0; j < nw; j++) nrm[j] = sqrt(nrm[j]);
+    return SLA_OK;
+}
 
 /* The pointer to M·X for the m columns of X (X itself without M). */
 static sla_status mtimes(const metric *g, int64_t n, int64_t m, const double *X, const double **MX)
@@ -99,8 +134,9 @@ static sla_status mnorm(const metric *g, const double *x, int64_t n, double *nrm
 {
     const double *mx;
     SLA_TRY(mtimes(g, n, 1, x, &mx));
-    if (!g->Mb) { *nrm = n ? cblas_dnrm2((int)n, x, 1) : 0.0; return SLA_OK; }
+    if (!g->Mb) return norms2(g, n, x, 1, nrm);
     double d = n ? cblas_ddot((int)n, x, 1, mx, 1) : 0.0;
+    SLA_TRY(reduce(g->R, &d, 1));
     *nrm = d > 0 ? sqrt(d) : 0.0;
     return SLA_OK;
 }
@@ -112,11 +148,11 @@ static sla_status project(const metric *g, int64_t n, const double *V, const dou
 {
     if (nv == 0 || nw == 0) return SLA_OK;
     if (Z) {
-        eig_tn(n, nv, nw, Z, W, h);
+        SLA_TRY(eig_tn_r(g->R, n, nv, nw, Z, W, h));
     } else {
         const double *mw;
         SLA_TRY(mtimes(g, n, nw, W, &mw));
-        eig_tn(n, nv, nw, V, mw, h);
+        SLA_TRY(eig_tn_r(g->R, n, nv, nw, V, mw, h));
     }
     eig_nn(n, nv, nw, -1.0, V, h, nv, W);
     return SLA_OK;
@@ -132,7 +168,7 @@ static sla_status svqb(const metric *g, int64_t n, double *W, int64_t nw, double
     double *G = work, *theta = G + nw * nw, *Wt = theta + nw, *Tt = Wt + n * nw;
     const double *mw;
     SLA_TRY(mtimes(g, n, nw, W, &mw));
-    eig_tn(n, nw, nw, W, mw, G);
+    SLA_TRY(eig_tn_r(g->R, n, nw, nw, W, mw, G));
     /* with M, the test of eig_orth_m for directions inside span(V) reads the M-norms off the
      * Gram matrix (no extra product with M): such a column and its row and column of G are
      * zeroed, so that it is dropped */
@@ -224,16 +260,22 @@ static sla_status mnorms(const metric *g, int64_t n, const double *W, int64_t nw
 {
     const double *mw;
     SLA_TRY(mtimes(g, n, nw, W, &mw));
-    for (int64_t j = 0; j < nw; j++) {
-        double d = n ? cblas_ddot((int)n, W + j * n, 1, mw + j * n, 1) : 0.0;
-        nrm[j] = d > 0 ? sqrt(d) : 0.0;
-    }
+    for (int64_t j = 0; j < nw; j++) nrm[j] = n ? cblas_ddot((int)n, W + j * n, 1, mw + j * n, 1) : 0.0;
+    SLA_TRY(reduce(g->R, nrm, nw));
+    for (int64_t j = 0; j < nw; j++) nrm[j] = nrm[j] > 0 ? sqrt(nrm[j]) : 0.0;
     return SLA_OK;
 }
 
 sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const double *Z, int64_t nv,
                       double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
                       int64_t *nkept)
+{
+    return eig_orth_mr(NULL, n, Mb, V, Z, nv, W, nw, drop, fill, state, B, nkept);
+}
+
+sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, const double *V,
+                       const double *Z, int64_t nv, double *W, int64_t nw, double drop, int fill,
+                       uint64_t *state, double *B, int64_t *nkept)
 {
     *nkept = 0;
     if (nw == 0) return SLA_OK;
@@ -244,7 +286,7 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const do
     double *Tx = sla_malloc((size_t)(2 * nw * nw), sizeof(double), "SVQB map");
     double *orig = sla_malloc((size_t)nw, sizeof(double), "column norms");
     metric g = {Mb, Mb ? sla_malloc((size_t)(n * nw), sizeof(double), "M times block") : NULL,
-                Mb ? Z : NULL};
+                Mb ? Z : NULL, R};
     sla_status st = (work && h && T && Tx && orig && (!Mb || g.mw)) ? SLA_OK : SLA_ENOMEM;
     if (B && st == SLA_OK) {
         memset(B, 0, sizeof(double) * (size_t)(nw * nw));
@@ -253,7 +295,7 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const do
     int64_t keep = nw;
     for (int pass = 0; pass < 2 && st == SLA_OK && keep > 0; pass++) {
         if (!Mb) {
-            for (int64_t j = 0; j < keep; j++) orig[j] = n ? cblas_dnrm2((int)n, W + j * n, 1) : 0.0;
+            st = norms2(&g, n, W, keep, orig);
         } else if (pass == 0) {
             st = mnorms(&g, n, W, keep, orig);
         } else {
@@ -305,10 +347,16 @@ sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, 
 sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
                              int64_t nv0, double *X, uint64_t *state)
 {
+    return eig_start_block_mr(NULL, n, Mb, m, v0, nv0, X, state);
+}
+
+sla_status eig_start_block_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, int64_t m,
+                              const double *v0, int64_t nv0, double *X, uint64_t *state)
+{
     int64_t nv = v0 ? (nv0 < m ? nv0 : m) : 0;
     if (nv) memcpy(X, v0, sizeof(double) * (size_t)(n * nv));
     eig_random(X + nv * n, n * (m - nv), state);
     int64_t kept;
     /* dependent columns of v0 are replaced by random ones */
-    return eig_orth_m(n, Mb, NULL, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
+    return eig_orth_mr(R, n, Mb, NULL, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);
 }

@@ -120,6 +120,17 @@ sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, 
 /* The same, M-orthonormal (Mb as in eig_orth_m). */
 sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
                              int64_t nv0, double *X, uint64_t *state);
+/* The reduction hook of the block kernels: R is NULL (one process) or a space of the n local
+ * rows whose reduce hook sums the partial Gram products and squared norms across processes
+ * (sla/backend.h), so that a distributed LOBPCG runs these kernels on its local rows. The
+ * functions without _r are these with R = NULL. */
+sla_status eig_tn_r(const sla_space *R, int64_t n, int64_t a, int64_t b, const double *V,
+                    const double *W, double *H);
+sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, const double *V,
+                       const double *Z, int64_t nv, double *W, int64_t nw, double drop, int fill,
+                       uint64_t *state, double *B, int64_t *nkept);
+sla_status eig_start_block_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, int64_t m,
+                              const double *v0, int64_t nv0, double *X, uint64_t *state);
 /* Orthonormalizes the nw columns of W against the nv orthonormal columns of V and among
  * themselves (two passes of projection + SVQB). Directions whose norm after projection falls
  * below drop·(their norm before) are numerically dependent: dropped (fill = 0, the kept columns

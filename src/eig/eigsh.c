@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "eig/eig_internal.h"
-#include "solve/backend.h"
 
 /* Auto: below this n the dense path is the fastest and the most robust. */
 #define AUTO_DENSE_N 300
@@ -560,7 +559,7 @@ static sla_status check_mass_spd(const eig_problem *P)
     so.method = SLA_METHOD_CHOLESKY;
     sla_solver *s = NULL;
     sla_status st = sla_solver_create(&P->Md, &so, &s);
-    double rcond = st == SLA_OK ? s->rcond : NAN;
+    double rcond = st == SLA_OK ? sla_solver_rcond(s) : NAN;
     sla_solver_free(&s);
     if (st != SLA_OK)
         return sla_error_wrap(st, "sla_eigsh", "the mass matrix M must be symmetric positive "

@@ -5,7 +5,6 @@
 
 #include "core/kernels.h"
 #include "eig/eig_internal.h"
-#include "solve/backend.h"
 
 static void gershgorin(const sla_matrix *X, int64_t n, double *lo, double *hi);
 
@@ -201,7 +200,7 @@ static sla_status apply_solver(eig_op *op, const int64_t *m, double *const *X, d
     float *fin = NULL, *fout = NULL;
     void *in = op->in, *out = op->out;
     size_t es = sizeof(double);
-    if (s->dtype == SLA_FLOAT32) {
+    if (sla_solver_dtype(s) == SLA_FLOAT32) {
         fin = sla_malloc((size_t)tot, sizeof(float), "float32 block");
         fout = sla_malloc((size_t)tot, sizeof(float), "float32 block");
         if (!fin || !fout) { sla_free(fin); sla_free(fout); return SLA_ENOMEM; }
@@ -210,7 +209,7 @@ static sla_status apply_solver(eig_op *op, const int64_t *m, double *const *X, d
         out = fout;
         es = sizeof(float);
     }
-    if (s->batch == op->batch) {
+    if (sla_solver_batch(s) == op->batch) {
         st = sla_solver_solve(s, SLA_OP_N, mm, in, out, NULL);
     } else {
         for (int64_t b = 0; b < op->batch && st >= 0; b++)

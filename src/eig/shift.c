@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "eig/eig_internal.h"
-#include "solve/backend.h"
 
 sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S)
 {
@@ -143,7 +142,7 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
         /* a pivot ratio at rounding level (KLU factored a graph Laplacian at σ = 0 with rcond
          * 2.4e-14 and no zero pivot) means σ sits on an eigenvalue as well: move it, but keep
          * the last factorization if the ratio stays that small (an ill-conditioned A) */
-        int tiny = st == SLA_OK && !cholesky && !singular && (*s)->rcond < 1e3 * DBL_EPSILON;
+        int tiny = st == SLA_OK && !cholesky && !singular && sla_solver_rcond(*s) < 1e3 * DBL_EPSILON;
         if (st == SLA_OK && singular) st = SLA_ESINGULAR;
         if ((st != SLA_ESINGULAR && !tiny) || cholesky || (tiny && attempt == 3)) break;
         /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the

@@ -40,9 +40,10 @@ static int gives_way(sla_status st)
            st == SLA_ENOTSPD;
 }
 
-static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc)
+static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc, char *reason)
 {
     *pc = NULL;
+    reason[0] = '\0';
     if (kind == SLA_PRECOND_NONE) return SLA_OK;
     if (s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
@@ -50,7 +51,7 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc)
     sla_pc_options o = {.kind = kind, .user = s->opt.user_precond, .user_ctx = s->opt.user_precond_ctx,
                         .absolute_diagonal = s->opt.method == SLA_METHOD_MINRES};
     if (s->apply) return sla_pc_create_matrix_free(s->n, s->dtype, s->batch, &o, pc);
-    return sla_pc_create(&s->A, &o, pc);
+    return sla_pc_create(&s->A, &o, pc, reason);
 }
 
 static void describe(sla_solver *s, const sla_krylov_impl *K)
@@ -68,7 +69,7 @@ static void describe(sla_solver *s, const sla_krylov_impl *K)
         snprintf(atol + strlen(atol), sizeof atol - strlen(atol), ", %lld × %lld",
                  (long long)s->m, (long long)s->n);
     snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g%s, maxiter %lld%s%s",
-             method, K->pc ? sla_pc_describe(K->pc) : "none", s->apply ? ", matrix-free" : "",
+             method, K->pc ? sla_pc_describe(K->pc) : "none", K->kind->note,
              s->opt.rtol, atol, (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
 }
 
@@ -86,8 +87,10 @@ static sla_status krylov_create(sla_solver *s)
     sla_krylov_impl *K = sla_calloc(1, sizeof *K, "Krylov solver");
     if (!K) return SLA_ENOMEM;
     s->impl = K;
+    K->kind = s->apply ? &sla_krylov_kind_fn : &sla_krylov_kind_csr;
+    char reason[SLA_PC_REASON_LEN];
     if (s->opt.precond != SLA_PRECOND_AUTO) {
-        sla_status st = make_pc(s, s->opt.precond, &K->pc);
+        sla_status st = make_pc(s, s->opt.precond, &K->pc, reason);
         if (st < 0) return st;
         describe(s, K);
         return SLA_OK;
@@ -96,7 +99,7 @@ static sla_status krylov_create(sla_solver *s)
     int nc = auto_candidates(s, cand);
     char failed[320] = "";
     for (int c = 0; c < nc; c++) {
-        sla_status st = make_pc(s, cand[c], &K->pc);
+        sla_status st = make_pc(s, cand[c], &K->pc, reason);
         if (st == SLA_OK) {
             s->opt.precond = cand[c];
             snprintf(K->auto_note, sizeof K->auto_note, "precond auto → %s%s%s%s",
@@ -104,11 +107,8 @@ static sla_status krylov_create(sla_solver *s)
             break;
         }
         if (!gives_way(st)) return st;
-        /* keep the reason (the message up to its first ';'), try the next candidate */
-        const char *msg = strstr(sla_last_error(), ": ");
-        msg = msg ? msg + 2 : sla_last_error();
-        char reason[160], what[200];
-        snprintf(reason, sizeof reason, "%.*s", (int)strcspn(msg, ";"), msg);
+        /* keep the reason the set-up returned, try the next candidate */
+        char what[200];
         if (strlen(reason) > 120) strcpy(reason + sla_utf8_prefix(reason, 120), "…");
         if (st == SLA_EUNSUPPORTED)
             snprintf(what, sizeof what, "%s not in this build", sla_precond_name(cand[c]));
@@ -125,7 +125,7 @@ static sla_status krylov_refactor(sla_solver *s)
 {
     sla_krylov_impl *K = s->impl;
     if (!K->pc) return SLA_OK;
-    sla_status st = sla_pc_update(K->pc, &s->A);
+    sla_status st = sla_pc_update(K->pc, &s->A, NULL);
     /* a failed numeric update leaves the preconditioner half-built: refuse to solve with it
      * until a refactor succeeds */
     K->pc_broken = st < 0;
@@ -133,14 +133,26 @@ static sla_status krylov_refactor(sla_solver *s)
     return st;
 }
 
+/* every batch element and column by the batch runner (batch.c), on the operators of the kind */
 static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                               sla_solve_info *info)
+                               const sla_solve_params *p, sla_solve_info *info)
 {
     sla_krylov_impl *K = s->impl;
     if (K->pc_broken)
         return SLA_FAIL(SLA_EINVAL, "the preconditioner could not be updated by the last "
                         "refactor (%s); refactor with values it accepts first", K->pc_error);
-    return sla_krylov_solve_all(s, op, nrhs, B, X, info);
+    if (K->pc) SLA_TRY(sla_pc_prepare(K->pc, op));
+    sla_krylov_batch J = {
+        .method = s->opt.method, .op = op, .batch = s->batch, .nrhs = nrhs,
+        .nb = op == SLA_OP_N ? s->m : s->n, .nx = op == SLA_OP_N ? s->n : s->m,
+        .dtype = s->dtype, .B = B, .X = X,
+        .params = {.rtol = p->rtol, .atol = p->atol, .maxiter = p->maxiter,
+                   .restart = s->opt.restart, .damp = s->opt.damp, .x0_nonzero = p->x0_nonzero,
+                   .monitor = s->opt.monitor, .monitor_ctx = s->opt.monitor_ctx,
+                   .monitor_every = s->opt.monitor_every},
+        .kernel_bytes = K->kind->kernel_bytes(s), .operator_for = K->kind->operator_for,
+        .storage_bytes = K->kind->storage_bytes, .ctx = s};
+    return sla_krylov_solve_batch(&J, info);
 }
 
 const sla_backend sla_backend_krylov = {

@@ -25,78 +25,87 @@ static int negligible(double xy, double xnorm, double ynorm, double eps)
     return !(fabs(xy) > 16 * eps * xnorm * ynorm);
 }
 
-sla_status sla_krylov_bicgstab(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
-                               void *x, sla_kresult *res)
+sla_status sla_krylov_bicgstab(const sla_operator *A, sla_op op, const sla_krylov_params *P,
+                               const void *b, void *x, sla_krylov_result *res)
 {
-    enum { R, RHAT, PV, V, T, PHAT, SHAT, NV };
+    enum { R, RHAT, PV, V_, T, PHAT, SHAT, NV };
+    const sla_space *V = A->domain;
     void *v[NV] = {0};
-    int nv = K->precond ? NV : PHAT;
-    SLA_TRY(sla_kvecs_create(K, nv, v));
-    void *r = v[R], *rhat = v[RHAT], *p = v[PV], *vv = v[V], *t = v[T];
-    void *phat = K->precond ? v[PHAT] : p, *shat = K->precond ? v[SHAT] : r;  /* s lives in r */
-    const double eps = K->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
-    sla_kstate S;
+    int nv = A->precond ? NV : PHAT;
+    SLA_TRY(sla_kvecs_create(V, nv, v));
+    void *r = v[R], *rhat = v[RHAT], *p = v[PV], *vv = v[V_], *t = v[T];
+    void *phat = A->precond ? v[PHAT] : p, *shat = A->precond ? v[SHAT] : r;  /* s lives in r */
+    const double eps = V->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    sla_kstate S = {0};
     double rnorm = 0, breakdown_rnorm = INFINITY;   /* true residual at the last breakdown */
     int done, action;
     int64_t it = 0;
     sla_reason stop;
-    sla_status st = sla_kstart(&S, K, op, P, b, x, r, res, &rnorm, &done);
-    if (st < 0 || done) goto out;
+    sla_status st;
+    SLA_KCALL(sla_kstart(&S, A, op, P, b, x, r, res, &rnorm, &done));
+    if (done) goto out;
 restart:;
     double rho = 1, alpha = 1, omega = 1, rhatnorm = rnorm;
-    K->axpby(K, 1.0, r, 0.0, rhat);            /* shadow residual r̂ = r */
+    SLA_KCALL(V->axpby(V, 1.0, r, 0.0, rhat));           /* shadow residual r̂ = r */
     stop = SLA_REASON_CONVERGED;
     for (int first = 1; stop == SLA_REASON_CONVERGED; first = 0) {
         if (it >= P->maxiter) { stop = SLA_REASON_MAXITER; break; }
-        double rho1 = K->dot(K, rhat, r);
+        double rho1, rv, vnorm, snorm, tt, ts;
+        SLA_KCALL(V->dot(V, rhat, r, &rho1));
         if (!isfinite(rho1)) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(rho1, rhatnorm, rnorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
         if (first) {
-            K->axpby(K, 1.0, r, 0.0, p);
+            SLA_KCALL(V->axpby(V, 1.0, r, 0.0, p));
         } else {
             double beta = (rho1 / rho) * (alpha / omega);
-            K->axpby(K, -omega, vv, 1.0, p);    /* p = r + β (p − ω v) */
-            K->axpby(K, 1.0, r, beta, p);
+            SLA_KCALL(V->axpby(V, -omega, vv, 1.0, p));  /* p = r + β (p − ω v) */
+            SLA_KCALL(V->axpby(V, 1.0, r, beta, p));
         }
         rho = rho1;
-        if (K->precond && (st = K->precond(K, op, p, phat)) < 0) goto out;
-        if ((st = K->apply(K, op, phat, vv)) < 0) goto out;
-        double rv = K->dot(K, rhat, vv), vnorm = sqrt(K->dot(K, vv, vv));
+        if (A->precond) SLA_KCALL(A->precond(A, op, p, phat));
+        SLA_KCALL(A->apply(A, op, phat, vv));
+        SLA_KCALL(V->dot(V, rhat, vv, &rv));
+        SLA_KCALL(V->norm(V, vv, &vnorm));
         res->iterations = ++it;
         if (!isfinite(rv) || !isfinite(vnorm)) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(rv, rhatnorm, vnorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
         alpha = rho / rv;
-        K->axpby(K, -alpha, vv, 1.0, r);        /* s = r − α v */
-        double snorm = sqrt(K->dot(K, r, r));
+        SLA_KCALL(V->axpby(V, -alpha, vv, 1.0, r));      /* s = r − α v */
+        SLA_KCALL(V->norm(V, r, &snorm));
         if (!isfinite(snorm)) { stop = SLA_REASON_NONFINITE; break; }
-        K->axpby(K, alpha, phat, 1.0, x);       /* x at the half step */
+        SLA_KCALL(V->axpby(V, alpha, phat, 1.0, x));     /* x at the half step */
+        SLA_KCALL(sla_kcheckpoint(&S, snorm, x));
         rnorm = snorm;
         if (snorm <= S.tol) {
-            if ((st = sla_kmonitor(&S, it, snorm)) < 0) goto out;
-            if ((st = sla_kverify(&S, x, r, &action)) < 0 || action != 1) goto out;
+            SLA_KCALL(sla_kmonitor(&S, it, snorm));
+            SLA_KCALL(sla_kverify(&S, x, r, &action));
+            if (action != 1) goto out;
             rnorm = res->residual;
             goto restart;
         }
-        if (K->precond && (st = K->precond(K, op, r, shat)) < 0) goto out;
-        if ((st = K->apply(K, op, shat, t)) < 0) goto out;
-        double tt = K->dot(K, t, t), ts = K->dot(K, t, r);
+        if (A->precond) SLA_KCALL(A->precond(A, op, r, shat));
+        SLA_KCALL(A->apply(A, op, shat, t));
+        SLA_KCALL(V->dot(V, t, t, &tt));
+        SLA_KCALL(V->dot(V, t, r, &ts));
         if (!isfinite(tt) || !isfinite(ts)) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(ts, sqrt(tt), snorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
         omega = ts / tt;
-        K->axpby(K, omega, shat, 1.0, x);
-        K->axpby(K, -omega, t, 1.0, r);         /* r = s − ω t */
-        rnorm = sqrt(K->dot(K, r, r));
+        SLA_KCALL(V->axpby(V, omega, shat, 1.0, x));
+        SLA_KCALL(V->axpby(V, -omega, t, 1.0, r));       /* r = s − ω t */
+        SLA_KCALL(V->norm(V, r, &rnorm));
         if (!isfinite(rnorm)) { stop = SLA_REASON_NONFINITE; break; }
-        if ((st = sla_kmonitor(&S, it, rnorm)) < 0) goto out;
+        SLA_KCALL(sla_kcheckpoint(&S, rnorm, x));
+        SLA_KCALL(sla_kmonitor(&S, it, rnorm));
         if (rnorm <= S.tol) {
-            if ((st = sla_kverify(&S, x, r, &action)) < 0 || action != 1) goto out;
+            SLA_KCALL(sla_kverify(&S, x, r, &action));
+            if (action != 1) goto out;
             rnorm = res->residual;
             goto restart;
         }
     }
     if (stop == SLA_REASON_BREAKDOWN && rnorm < 0.5 * breakdown_rnorm) {
         /* restart from the true residual with r̂ = r (see the top of the file) */
-        if ((st = sla_ktrue_residual(&S, x, r)) < 0) goto out;
+        SLA_KCALL(sla_ktrue_residual(&S, x, r));
         rnorm = breakdown_rnorm = res->residual;
         if (!isfinite(rnorm)) { stop = SLA_REASON_NONFINITE; goto finish; }
         if (rnorm <= S.tol) { res->reason = SLA_REASON_CONVERGED; goto out; }
@@ -105,6 +114,7 @@ restart:;
 finish:
     st = sla_kfinish(&S, stop, x, t);
 out:
-    sla_kvecs_free(K, nv, v);
+    sla_kend(&S);
+    sla_kvecs_free(V, nv, v);
     return st;
 }

@@ -50,33 +50,34 @@ static void back_substitute(const gmres_ws *W, int64_t k, double *y)
 }
 
 /* x += M⁻¹ (V[0..k) y), using u and w as workspace */
-static sla_status update_solution(const sla_kop *K, sla_op op, void **V, int64_t k,
+static sla_status update_solution(const sla_operator *A, sla_op op, void **Vb, int64_t k,
                                   const double *y, void *u, void *w, void *x)
 {
+    const sla_space *V = A->domain;
     if (k == 0) return SLA_OK;
-    if (!K->precond) {
-        for (int64_t i = 0; i < k; i++) K->axpby(K, y[i], V[i], 1.0, x);
+    if (!A->precond) {
+        for (int64_t i = 0; i < k; i++) SLA_TRY(V->axpby(V, y[i], Vb[i], 1.0, x));
         return SLA_OK;
     }
-    K->axpby(K, y[0], V[0], 0.0, u);
-    for (int64_t i = 1; i < k; i++) K->axpby(K, y[i], V[i], 1.0, u);
-    SLA_TRY(K->precond(K, op, u, w));
-    K->axpby(K, 1.0, w, 1.0, x);
-    return SLA_OK;
+    SLA_TRY(V->axpby(V, y[0], Vb[0], 0.0, u));
+    for (int64_t i = 1; i < k; i++) SLA_TRY(V->axpby(V, y[i], Vb[i], 1.0, u));
+    SLA_TRY(A->precond(A, op, u, w));
+    return V->axpby(V, 1.0, w, 1.0, x);
 }
 
-sla_status sla_krylov_gmres(const sla_kop *K, sla_op op, const sla_kparams *P, const void *b,
-                            void *x, sla_kresult *res)
+sla_status sla_krylov_gmres(const sla_operator *A, sla_op op, const sla_krylov_params *P,
+                            const void *b, void *x, sla_krylov_result *res)
 {
+    const sla_space *V = A->domain;
     int64_t m = P->restart < 1 ? 1 : P->restart;
     if (m > P->maxiter && P->maxiter >= 1) m = P->maxiter;
     gmres_ws W = {.m = m};
-    int nv = (int)(m + 2);                 /* V[0..m] and one preconditioned vector */
-    void **V = sla_calloc((size_t)nv, sizeof *V, "GMRES basis");
+    int nv = (int)(m + 2);                 /* Vb[0..m] and one preconditioned vector */
+    void **Vb = sla_calloc((size_t)nv, sizeof *Vb, "GMRES basis");
     double *dbl = sla_malloc((size_t)((m + 1) * m + 4 * m + 2), sizeof(double), "GMRES Hessenberg");
-    sla_status st = V && dbl ? sla_kvecs_create(K, nv, V) : SLA_ENOMEM;
+    sla_status st = Vb && dbl ? sla_kvecs_create(V, nv, Vb) : SLA_ENOMEM;
     if (st < 0) {
-        sla_free(V);
+        sla_free(Vb);
         sla_free(dbl);
         return st;
     }
@@ -85,37 +86,37 @@ sla_status sla_krylov_gmres(const sla_kop *K, sla_op op, const sla_kparams *P, c
     W.sn = W.cs + m;
     W.g = W.sn + m;
     double *y = W.g + m + 1;
-    void *z = V[m + 1];
-    sla_kstate S;
+    void *z = Vb[m + 1];
+    sla_kstate S = {0};
     double beta = 0, prev_beta = INFINITY;
     int done, action;
     int64_t it = 0;
     sla_reason stop = SLA_REASON_CONVERGED;
-    double eps = K->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
-    st = sla_kstart(&S, K, op, P, b, x, V[0], res, &beta, &done);
-    if (st < 0 || done) goto out;
-    for (;;) {                                 /* one restart cycle; V[0] = true residual */
+    double eps = V->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    SLA_KCALL(sla_kstart(&S, A, op, P, b, x, Vb[0], res, &beta, &done));
+    if (done) goto out;
+    for (;;) {                                 /* one restart cycle; Vb[0] = true residual */
         if (!(beta < prev_beta)) { stop = SLA_REASON_STAGNATION; break; }
         prev_beta = beta;
-        K->axpby(K, 0.0, V[0], 1.0 / beta, V[0]);
+        SLA_KCALL(V->axpby(V, 0.0, Vb[0], 1.0 / beta, Vb[0]));
         W.g[0] = beta;
         int64_t k = 0;
         double est = beta;
         int claimed = 0;
         while (k < m && it < P->maxiter) {
-            void *zk = V[k];
-            if (K->precond) {
-                if ((st = K->precond(K, op, V[k], z)) < 0) goto out;
+            void *zk = Vb[k];
+            if (A->precond) {
+                SLA_KCALL(A->precond(A, op, Vb[k], z));
                 zk = z;
             }
-            void *w = V[k + 1];
-            if ((st = K->apply(K, op, zk, w)) < 0) goto out;
+            void *w = Vb[k + 1];
+            SLA_KCALL(A->apply(A, op, zk, w));
             double *h = W.H + k * (m + 1);
             for (int64_t i = 0; i <= k; i++) {          /* modified Gram–Schmidt */
-                h[i] = K->dot(K, w, V[i]);
-                K->axpby(K, -h[i], V[i], 1.0, w);
+                SLA_KCALL(V->dot(V, w, Vb[i], &h[i]));
+                SLA_KCALL(V->axpby(V, -h[i], Vb[i], 1.0, w));
             }
-            h[k + 1] = sqrt(K->dot(K, w, w));
+            SLA_KCALL(V->norm(V, w, &h[k + 1]));
             double hk1 = h[k + 1], colnorm = 0;
             for (int64_t i = 0; i <= k + 1; i++) colnorm += h[i] * h[i];
             /* w has (numerically) no component outside the basis: an invariant subspace,
@@ -126,28 +127,32 @@ sla_status sla_krylov_gmres(const sla_kop *K, sla_op op, const sla_kparams *P, c
             est = givens_column(&W, k);
             k++;
             if (!isfinite(est) || !isfinite(hk1)) { stop = SLA_REASON_NONFINITE; goto finish; }
-            if ((st = sla_kmonitor(&S, it, est)) < 0) goto out;
+            SLA_KCALL(sla_kmonitor(&S, it, est));
             if (est <= S.tol || lucky) { claimed = 1; break; }
-            K->axpby(K, 0.0, w, 1.0 / hk1, w);
+            SLA_KCALL(V->axpby(V, 0.0, w, 1.0 / hk1, w));
         }
         back_substitute(&W, k, y);
-        if ((st = update_solution(K, op, V, k, y, z, V[k], x)) < 0) goto out;
+        SLA_KCALL(update_solution(A, op, Vb, k, y, z, Vb[k], x));
+        sla_kmoved(&S);
         if (claimed) {
-            if ((st = sla_kverify(&S, x, V[0], &action)) < 0 || action != 1) goto out;
+            SLA_KCALL(sla_kverify(&S, x, Vb[0], &action));
+            if (action != 1) goto out;
             beta = res->residual;
             continue;
         }
         if (it >= P->maxiter) { stop = SLA_REASON_MAXITER; break; }
-        if ((st = sla_ktrue_residual(&S, x, V[0])) < 0) goto out;
+        SLA_KCALL(sla_ktrue_residual(&S, x, Vb[0]));
         beta = res->residual;
         if (!isfinite(beta)) { stop = SLA_REASON_NONFINITE; goto finish; }
+        SLA_KCALL(sla_kcheckpoint(&S, beta, x));
         if (beta <= S.tol) { res->reason = SLA_REASON_CONVERGED; goto out; }
     }
 finish:
-    st = sla_kfinish(&S, stop, x, V[0]);
+    st = sla_kfinish(&S, stop, x, Vb[0]);
 out:
-    sla_kvecs_free(K, nv, V);
-    sla_free(V);
+    sla_kend(&S);
+    sla_kvecs_free(V, nv, Vb);
+    sla_free(Vb);
     sla_free(dbl);
     return st;
 }

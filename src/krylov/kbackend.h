@@ -1,19 +1,30 @@
-/* State of the built-in Krylov backend (private to src/krylov). */
+/* State of the built-in Krylov backend and its operator kinds (private to src/krylov). */
 #ifndef SLA_KRYLOV_KBACKEND_H
 #define SLA_KRYLOV_KBACKEND_H
 
+#include "backend/solver_impl.h"
 #include "precond/precond.h"
-#include "solve/backend.h"
+
+/* An operator kind: how the backend builds the operator table of batch element b (CSR,
+ * matrix-free; a distributed or device kind fills the same). Chosen once at create. */
+typedef struct sla_krylov_kind {
+    const char *note;            /* in the description: "" or ", matrix-free" */
+    size_t storage_bytes;        /* what operator_for builds in */
+    /* sla_krylov_batch.operator_for, with ctx the solver */
+    sla_status (*operator_for)(void *solver, int64_t b, int nchunks, void *storage,
+                               const sla_operator **A);
+    /* bytes the largest kernel of one system moves (the threading rule) */
+    double (*kernel_bytes)(const sla_solver *s);
+} sla_krylov_kind;
+
+extern const sla_krylov_kind sla_krylov_kind_csr, sla_krylov_kind_fn;
 
 typedef struct sla_krylov_impl {
+    const sla_krylov_kind *kind;
     sla_pc *pc;                  /* NULL: no preconditioner */
     char auto_note[400];         /* why precond = auto chose this one ("" otherwise) */
     int pc_broken;               /* the last refactor failed: the preconditioner is unusable */
     char pc_error[256];          /* and why */
 } sla_krylov_impl;
-
-/* op(A_b) X_b = B_b for every batch element and column (ksolve.c). */
-sla_status sla_krylov_solve_all(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                                sla_solve_info *info);
 
 #endif

@@ -22,8 +22,8 @@ typedef struct amg_pc_t {
 static sla_status amg_setup(sla_pc *pc, const sla_matrix *A)
 {
     if (!sla_amg_create || !sla_amg_apply || !sla_amg_update || !sla_amg_free)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "the AMG preconditioner is not in this build of sla "
-                        "(src/precond/amg.c)");
+        return sla_pc_fail(pc, SLA_EUNSUPPORTED, __func__, NULL, "the AMG preconditioner is not "
+                           "in this build of sla (src/precond/amg.c)");
     amg_pc_t *M = sla_calloc(1, sizeof *M, "AMG preconditioner");
     if (!M) return SLA_ENOMEM;
     pc->impl = M;
@@ -68,5 +68,5 @@ static void amg_destroy(sla_pc *pc)
 
 const sla_pc_class sla_pc_amg = {
     .setup = amg_setup, .update = amg_update, .apply = amg_apply, .destroy = amg_destroy,
-    .reentrant = 0,
+    .threading = SLA_THREADS_PER_BATCH,
 };

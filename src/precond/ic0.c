@@ -55,10 +55,11 @@ static sla_status ic0_update(sla_pc *pc, const sla_matrix *A)
     F->A = NULL;
     SLA_TRY(st);
     if (fi >= 0)
-        return SLA_FAIL(SLA_EBREAKDOWN, "IC(0) breakdown at row %lld (batch element %lld): pivot "
-                        "a_ii − Σ l_ik² = %.3g ≤ 0%s; the matrix is not SPD, or IC(0) does not "
-                        "exist for it (try jacobi or amg)", (long long)fi, (long long)fb,
-                        F->pivot[fb], F->dslot[fi] < 0 ? " (no diagonal entry stored)" : "");
+        return sla_pc_fail(pc, SLA_EBREAKDOWN, __func__, "the matrix is not SPD, or IC(0) does "
+                           "not exist for it (try jacobi or amg)", "IC(0) breakdown at row %lld "
+                           "(batch element %lld): pivot a_ii − Σ l_ik² = %.3g ≤ 0%s",
+                           (long long)fi, (long long)fb, F->pivot[fb],
+                           F->dslot[fi] < 0 ? " (no diagonal entry stored)" : "");
     sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
     return SLA_OK;
 }
@@ -112,5 +113,5 @@ static sla_status ic0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *
 
 const sla_pc_class sla_pc_ic0 = {
     .setup = ic0_setup, .update = ic0_update, .prepare = NULL, .apply = ic0_apply,
-    .destroy = ic0_destroy, .reentrant = 1,
+    .destroy = ic0_destroy, .threading = SLA_THREADS_ANY,
 };

@@ -44,10 +44,10 @@ static sla_status ilu0_update(sla_pc *pc, const sla_matrix *A)
     F->A = NULL;
     SLA_TRY(st);
     if (fi >= 0)
-        return SLA_FAIL(SLA_EBREAKDOWN, "ILU(0): zero pivot at row %lld (batch element %lld)%s; "
-                        "ILU(0) needs nonzero pivots in natural order (try another "
-                        "preconditioner, or a direct method)", (long long)fi, (long long)fb,
-                        F->dslot[fi] < 0 ? ", no diagonal entry stored" : "");
+        return sla_pc_fail(pc, SLA_EBREAKDOWN, __func__, "ILU(0) needs nonzero pivots in natural "
+                           "order (try another preconditioner, or a direct method)",
+                           "ILU(0): zero pivot at row %lld (batch element %lld)%s", (long long)fi,
+                           (long long)fb, F->dslot[fi] < 0 ? ", no diagonal entry stored" : "");
     if (F->transposed) {
         sla_tri_mirror_gather(&F->Ut, pc->dtype, pc->batch, F->Uv);
         sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
@@ -124,5 +124,5 @@ static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void 
 
 const sla_pc_class sla_pc_ilu0 = {
     .setup = ilu0_setup, .update = ilu0_update, .prepare = ilu0_prepare, .apply = ilu0_apply,
-    .destroy = ilu0_destroy, .reentrant = 1,
+    .destroy = ilu0_destroy, .threading = SLA_THREADS_ANY,
 };

@@ -17,8 +17,8 @@ static sla_status jacobi_update(sla_pc *pc, const sla_matrix *A)
     SLA_TRY(sla_matrix_diagonal(A, d));
     int64_t bad = SLA_DISPATCH(pc->dtype, jacobi_invert, (pc->batch * pc->n, pc->opt.absolute_diagonal, d));
     if (bad >= 0)
-        return SLA_FAIL(SLA_EBREAKDOWN, "Jacobi: zero or missing diagonal entry in row %lld "
-                        "(batch element %lld)", (long long)(bad % pc->n), (long long)(bad / pc->n));
+        return sla_pc_fail(pc, SLA_EBREAKDOWN, __func__, NULL, "Jacobi: zero or missing "
+                           "diagonal entry in row %lld (batch element %lld)", (long long)(bad % pc->n), (long long)(bad / pc->n));
     return SLA_OK;
 }
 
@@ -48,5 +48,5 @@ static void jacobi_destroy(sla_pc *pc)
 
 const sla_pc_class sla_pc_jacobi = {
     .setup = jacobi_setup, .update = jacobi_update, .apply = jacobi_apply,
-    .destroy = jacobi_destroy, .reentrant = 1,
+    .destroy = jacobi_destroy, .threading = SLA_THREADS_ANY,
 };

@@ -32,7 +32,7 @@ sla_status sla_preconditioner_create(const sla_matrix *P, sla_precond kind,
     sla_preconditioner *M = sla_calloc(1, sizeof *M, "preconditioner object");
     if (!M) return sla_error_attribute(SLA_ENOMEM, __func__);
     sla_pc_options o = {.kind = kind};
-    sla_status st = sla_pc_create(P, &o, &M->pc);
+    sla_status st = sla_pc_create(P, &o, &M->pc, NULL);
     if (st < 0) {
         sla_free(M);
         return sla_error_attribute(st, __func__);
@@ -50,7 +50,7 @@ sla_status sla_preconditioner_update(sla_preconditioner *M, const void *values)
     sla_matrix P = M->P;
     P.values = values;
     SLA_TRY(sla_matrix_check_for(__func__, "values", &P, 1));
-    sla_status st = sla_pc_update(M->pc, &P);
+    sla_status st = sla_pc_update(M->pc, &P, NULL);
     M->broken = st < 0;
     if (st < 0) {
         snprintf(M->error, sizeof M->error, "%s", sla_last_error());

@@ -1,4 +1,7 @@
-/* The preconditioner interface: creation by kind and dispatch (see precond/precond.h). */
+/* The preconditioner interface: creation by kind, dispatch, the reason of a failed set-up as
+ * data, and the binding to an operator's precond slot (see precond/precond.h, sla/backend.h). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "precond/precond.h"
@@ -15,9 +18,30 @@ static const sla_pc_class *class_of(sla_precond kind)
     }
 }
 
-static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int64_t batch,
-                            const sla_pc_options *o, sla_pc **out)
+sla_status sla_pc_fail(sla_pc *pc, sla_status status, const char *func, const char *hint,
+                       const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pc->reason, sizeof pc->reason, fmt, ap);
+    va_end(ap);
+    if (hint) return sla_error_set(status, func, "%s; %s", pc->reason, hint);
+    return sla_error_set(status, func, "%s", pc->reason);
+}
+
+/* the reason of a failed set-up or update into the caller's buffer: the class's own, or for a
+ * failure it did not describe (allocation, AMG internals) the status string */
+static void give_reason(const sla_pc *pc, sla_status st, char *reason)
+{
+    if (!reason) return;
+    const char *r = st >= 0 ? "" : pc && pc->reason[0] ? pc->reason : sla_status_string(st);
+    snprintf(reason, SLA_PC_REASON_LEN, "%s", r);
+}
+
+static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int64_t batch,
+                            const sla_pc_options *o, sla_pc **out, char *reason)
+{
+    give_reason(NULL, SLA_OK, reason);
     SLA_CHECK_ARG(o && out, "NULL argument");
     *out = NULL;
     const sla_pc_class *cls = class_of(o->kind);
@@ -34,6 +58,7 @@ static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int
     pc->batch = batch;
     sla_status st = cls->setup(pc, A);
     if (st < 0) {
+        give_reason(pc, st, reason);
         sla_pc_free(&pc);
         return st;
     }
@@ -41,21 +66,25 @@ static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int
     return SLA_OK;
 }
 
-sla_status sla_pc_create(const sla_matrix *A, const sla_pc_options *o, sla_pc **out)
+sla_status sla_pc_create(const sla_matrix *A, const sla_pc_options *o, sla_pc **out,
+                         char *reason)
 {
     SLA_CHECK_ARG(A, "matrix is NULL");
-    return pc_create(A, sla_pattern_nrows(A->pattern), A->dtype, A->batch, o, out);
+    return pc_create(A, sla_pattern_nrows(A->pattern), A->dtype, A->batch, o, out, reason);
 }
 
 sla_status sla_pc_create_matrix_free(int64_t n, sla_dtype dtype, int64_t batch,
                                      const sla_pc_options *o, sla_pc **out)
 {
-    return pc_create(NULL, n, dtype, batch, o, out);
+    return pc_create(NULL, n, dtype, batch, o, out, NULL);
 }
 
-sla_status sla_pc_update(sla_pc *pc, const sla_matrix *A)
+sla_status sla_pc_update(sla_pc *pc, const sla_matrix *A, char *reason)
 {
-    return pc->cls->update(pc, A);
+    pc->reason[0] = '\0';
+    sla_status st = pc->cls->update(pc, A);
+    give_reason(pc, st, reason);
+    return st;
 }
 
 sla_status sla_pc_prepare(sla_pc *pc, sla_op op)
@@ -74,7 +103,7 @@ const void *sla_pc_inv_diag(const sla_pc *pc, int64_t b)
     return (const char *)pc->inv_diag + (size_t)(b * pc->n) * sla_dtype_size(pc->dtype);
 }
 
-int sla_pc_reentrant(const sla_pc *pc) { return pc->cls->reentrant; }
+sla_threading sla_pc_threading(const sla_pc *pc) { return pc->cls->threading; }
 
 const char *sla_pc_describe(const sla_pc *pc) { return pc->desc; }
 
@@ -85,4 +114,23 @@ void sla_pc_free(sla_pc **ppc)
     *ppc = NULL;
     if (pc->cls && pc->cls->destroy) pc->cls->destroy(pc);
     sla_free(pc);
+}
+
+/* ---- the precond slot of an operator ---- */
+
+static sla_status bound_apply(const sla_operator *A, sla_op op, const void *r, void *z)
+{
+    const sla_pc_binding *c = A->pctx;
+    return sla_pc_apply(c->pc, op, c->b, r, z);
+}
+
+void sla_operator_set_pc(sla_operator *A, sla_pc_binding *bind, const sla_pc *pc, int64_t b)
+{
+    bind->pc = pc;
+    bind->b = b;
+    A->pctx = bind;
+    A->precond = bound_apply;
+    A->inv_diag = sla_pc_inv_diag(pc, b);
+    sla_threading t = sla_pc_threading(pc);
+    if (t < A->threading) A->threading = t;
 }

@@ -1,4 +1,5 @@
-/* Preconditioners of the Krylov layer (private to libsla): one interface for all of them.
+/* Preconditioners of the Krylov layer: one interface for all of them (exported to backends by
+ * sla/backend.h; the classes below are private).
  *
  *   sla_pc_create   set-up: symbolic (patterns, level schedules, AMG coarsening) once, then
  *                   numeric for every batch element (a batch shares one pattern);
@@ -21,48 +22,10 @@
 
 #include "core/internal.h"
 
-typedef struct sla_pc sla_pc;
-
-typedef struct sla_pc_options {
-    sla_precond kind;            /* JACOBI, IC0, ILU0, AMG or USER */
-    int absolute_diagonal;       /* Jacobi: M = diag(|a_ii|), SPD for indefinite A (MINRES) */
-    sla_precond_fn user;         /* USER */
-    void *user_ctx;
-} sla_pc_options;
-
-/* Set-up for every batch element of the square matrix A (finite values, checked by the
- * caller). Jacobi, IC(0) and ILU(0) keep copies of what they need; AMG may borrow float64
- * values (amg.h), under the same contract as the solver object: A's values stay valid and
- * unchanged until the next update or free.
- * @return SLA_OK; SLA_EBREAKDOWN (pivot, naming row and batch element); SLA_EUNSUPPORTED (AMG
- *         not in this build); SLA_EINVAL; SLA_ENOMEM. *out NULL on error. */
-sla_status sla_pc_create(const sla_matrix *A, const sla_pc_options *o, sla_pc **out);
-
-/* For a matrix-free operator of size n: only the user kind (SLA_EINVAL otherwise). */
-sla_status sla_pc_create_matrix_free(int64_t n, sla_dtype dtype, int64_t batch,
-                                     const sla_pc_options *o, sla_pc **out);
-
-/* New values of A (same pattern, dtype, batch): numeric set-up only. On failure the object
- * keeps no usable values for the failing element (the caller must not apply it). */
-sla_status sla_pc_update(sla_pc *pc, const sla_matrix *A);
-
-/* Makes applies with op possible (ILU(0) op = T builds Uᵀ and Lᵀ once). Not thread-safe. */
-sla_status sla_pc_prepare(sla_pc *pc, sla_op op);
-
-/* z = M_b⁻¹ r (op = N) or M_b⁻ᵀ r (op = T); r, z [n] of the matrix dtype, z ≠ r.
- * @return SLA_OK or SLA_ECALLBACK (user kind) or an AMG error. */
-sla_status sla_pc_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z);
-
-/* [n] of dtype: 1/a_ii (or 1/|a_ii|) when the kind is Jacobi, else NULL. */
-const void *sla_pc_inv_diag(const sla_pc *pc, int64_t b);
-
-/* 1 if two threads may apply the same batch element at once (not AMG, not user). */
-int sla_pc_reentrant(const sla_pc *pc);
-
-/* "ic0", "ilu0", "jacobi", "jacobi(|diag|)", "user", or AMG's own description. */
-const char *sla_pc_describe(const sla_pc *pc);
-
-void sla_pc_free(sla_pc **pc);
+/* The interface (sla_pc, sla_pc_options, sla_pc_create, _update, _prepare, _apply, _inv_diag,
+ * _threading, _describe, _free) is exported to backends: sla/backend.h. Set-up failures that
+ * may give way to another preconditioner (method auto) return their reason as data: the class
+ * writes it with sla_pc_fail(), the caller gets it in its reason buffer. */
 
 /* ---- for the implementations (precond.c dispatches to one class per kind) ---- */
 
@@ -72,7 +35,7 @@ typedef struct sla_pc_class {
     sla_status (*prepare)(sla_pc *pc, sla_op op);      /* NULL: nothing to prepare */
     sla_status (*apply)(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z);
     void (*destroy)(sla_pc *pc);
-    int reentrant;
+    sla_threading threading;
 } sla_pc_class;
 
 struct sla_pc {
@@ -83,7 +46,13 @@ struct sla_pc {
     void *impl;
     const void *inv_diag;        /* Jacobi: [batch][n] */
     char desc[200];
+    char reason[SLA_PC_REASON_LEN];  /* why the last set-up or update failed ("" if it did not) */
 };
+
+/* A set-up failure of pc: the reason (printf-formatted) is kept as data in pc->reason, and the
+ * message is "func: reason" or "func: reason; hint" (hint NULL: none). Returns status. */
+sla_status sla_pc_fail(sla_pc *pc, sla_status status, const char *func, const char *hint,
+                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 extern const sla_pc_class sla_pc_jacobi, sla_pc_ic0, sla_pc_ilu0, sla_pc_amg, sla_pc_user;
 

@@ -31,5 +31,5 @@ static void user_destroy(sla_pc *pc) { (void)pc; }
 
 const sla_pc_class sla_pc_user = {
     .setup = user_setup, .update = user_update, .apply = user_apply, .destroy = user_destroy,
-    .reentrant = 0,
+    .threading = SLA_THREADS_CALLER,
 };

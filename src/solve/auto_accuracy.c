@@ -102,22 +102,17 @@ static sla_status measure(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
     return SLA_OK;
 }
 
-/* One more solve from X to ‖r‖ ≤ atol (per-solve options set and restored around the call). */
+/* One more solve from X to ‖r‖ ≤ atol (per-solve parameters; the options stay as they are). */
 static sla_status continue_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                                  double atol, int64_t maxiter, sla_solve_info *info)
 {
-    sla_solver_options saved = s->opt;
-    s->opt.rtol = 0;
-    s->opt.atol = atol;
-    s->opt.initial_guess_nonzero = 1;
-    s->opt.maxiter = maxiter;
+    sla_solve_params p = {.rtol = 0, .atol = atol, .maxiter = maxiter, .x0_nonzero = 1};
     sla_solve_info step = *info;
     step.converged = 1;
     step.reason = SLA_REASON_CONVERGED;
     step.iterations = 0;
     step.residual_norm = step.relative_residual = -1;
-    sla_status st = s->backend->solve(s, op, nrhs, B, X, &step);
-    s->opt = saved;
+    sla_status st = s->backend->solve(s, op, nrhs, B, X, &p, &step);
     if (st < 0) return st;
     info->iterations += step.iterations;
     info->converged = step.converged;
@@ -126,7 +121,7 @@ static sla_status continue_solve(sla_solver *s, sla_op op, int64_t nrhs, const v
 }
 
 sla_status sla_auto_accuracy(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                             int64_t total, sla_solve_info *info)
+                             int64_t total, const sla_solve_params *p, sla_solve_info *info)
 {
     if (!sla_auto_accuracy_applies(s) || !s->auto_state->anorm) return SLA_OK;
     void *R = sla_malloc((size_t)total, sla_dtype_size(s->dtype), "residual");
@@ -138,7 +133,7 @@ sla_status sla_auto_accuracy(sla_solver *s, sla_op op, int64_t nrhs, const void 
         if (st != SLA_OK || eta <= target || round == SLA_AUTO_ACCURACY_ROUNDS) break;
         /* a method that stopped for another reason than its tolerance will not progress */
         if (!info->converged && info->reason != SLA_REASON_MAXITER) break;
-        int64_t left = s->opt.maxiter - info->iterations;
+        int64_t left = p->maxiter - info->iterations;
         if (left < 1) { info->reason = SLA_REASON_MAXITER; break; }
         st = continue_solve(s, op, nrhs, B, X, 0.5 * atol, left, info);
     }

@@ -65,9 +65,9 @@ static sla_status refuse(const sla_solver *s, const char *func)
 }
 
 static sla_status none_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
-                             sla_solve_info *info)
+                             const sla_solve_params *p, sla_solve_info *info)
 {
-    (void)op; (void)nrhs; (void)B; (void)X; (void)info;
+    (void)op; (void)nrhs; (void)B; (void)X; (void)p; (void)info;
     return refuse(s, "sla_solver_solve");
 }
 

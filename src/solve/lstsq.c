@@ -20,9 +20,6 @@
 #include "core/kernels.h"
 #include "solve/backend.h"
 
-#define ARG_CHECK(cond, ...) \
-    do { if (!(cond)) return sla_error_set(SLA_EINVAL, func, __VA_ARGS__); } while (0)
-
 typedef struct {
     sla_op op;
     int64_t nrhs, nb, nx;        /* rows of B and of X */
@@ -75,32 +72,22 @@ static void info_merge(sla_solve_info *info, const sla_solve_info *one, int e)
     if (nr > info->normal_residual || isnan(nr)) info->normal_residual = nr;
 }
 
-/* ‖x‖₂ of n entries (double accumulation; only compared with a tolerance) */
-static double norm2(sla_dtype dtype, const void *x, int64_t n)
-{
-    double ss = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double t = dtype == SLA_FLOAT64 ? ((const double *)x)[i] : ((const float *)x)[i];
-        ss += t * t;
-    }
-    return sqrt(ss);
-}
-
 /* The solves and the gradient, on work arrays: C (B's size) and Lam (X's), and for dvalues
- * R = B − op(A)X, W = G − op(A)ᵀC and, when W ≠ 0, Z = op(A)⁺ᵀX. Gs = G·2^−e. */
+ * R = B − op(A)X, W = G − op(A)ᵀC and, when W ≠ 0, Z = op(A)⁺ᵀX. Gs = G·2^−e; p are the
+ * per-solve parameters of the scaled solves (atol·2^−e, x₀ = 0 for minimum-norm solutions). */
 static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, const void *X,
-                            const void *Gs, int e, void *dB, void *dvalues, void **work,
-                            sla_solve_info *info, int want_residual)
+                            const void *Gs, int e, const sla_solve_params *p, void *dB,
+                            void *dvalues, void **work, sla_solve_info *info, int want_residual)
 {
     sla_op op = q->op, opt = op == SLA_OP_N ? SLA_OP_T : SLA_OP_N;
     size_t es = sla_dtype_size(s->dtype);
     void *C = work[0], *Lam = work[1], *R = work[2], *W = work[3], *Z = work[4];
     sla_solve_info one;
-    sla_status st = sla_solver_run(s, opt, q->nrhs, Gs, C, q->tx, &one, want_residual);
+    sla_status st = sla_solver_run(s, opt, q->nrhs, Gs, C, q->tx, p, &one, want_residual);
     if (st < 0) return st;
     info_merge(info, &one, e);
     if (dvalues) {
-        st = sla_solver_run(s, op, q->nrhs, C, Lam, q->tb, &one, want_residual);
+        st = sla_solver_run(s, op, q->nrhs, C, Lam, q->tb, p, &one, want_residual);
         if (st < 0) return st;
         info_merge(info, &one, e);
         sla_matrix A = s->A;
@@ -109,7 +96,10 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
         SLA_TRY(sla_spmv(op, -1.0, &A, X, 1, q->nrhs, 1.0, R));
         memcpy(W, Gs, (size_t)q->tx * es);
         SLA_TRY(sla_spmv(opt, -1.0, &A, C, 1, q->nrhs, 1.0, W));
-        int rank_deficient = norm2(s->dtype, W, q->tx) > s->opt.rtol * norm2(s->dtype, Gs, q->tx);
+        double wn, gn;
+        SLA_TRY(sla_solver_block_norm(s, W, q->tx, &wn));
+        SLA_TRY(sla_solver_block_norm(s, Gs, q->tx, &gn));
+        int rank_deficient = wn > p->rtol * gn;
         double scale = ldexp(1.0, e);
         /* op = N: ∂a_s = Σ_j r[r_s]λ[c_s] − c[r_s]x[c_s] + z[r_s]w[c_s]; op = T: transposed */
         int n = op == SLA_OP_N;
@@ -118,17 +108,16 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
         sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -scale, n ? C : X, 1,
                               n ? X : C, 1, q->nrhs, 0, dvalues);
         if (rank_deficient && q->tb > 0) {
-            double atol = s->opt.atol;
-            s->opt.atol = ldexp(atol, e);        /* x is not scaled: the caller's atol */
-            st = sla_solver_run(s, opt, q->nrhs, X, Z, q->tx, &one, want_residual);
-            s->opt.atol = atol;
+            sla_solve_params pz = *p;
+            pz.atol = ldexp(p->atol, e);         /* x is not scaled: the caller's atol */
+            st = sla_solver_run(s, opt, q->nrhs, X, Z, q->tx, &pz, &one, want_residual);
             if (st < 0) return st;
             info_merge(info, &one, 0);
             sla_pattern_outer_run(s->pattern, s->dtype, s->batch, scale, n ? Z : W, 1,
                                   n ? W : Z, 1, q->nrhs, 0, dvalues);
         }
     }
-    if (dB) sla_ldexp_into(s->dtype, C, e, q->tb, dB);
+    if (dB) SLA_TRY(sla_solver_block_scale(s, e, C, q->tb, dB));
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 
@@ -154,7 +143,8 @@ sla_status sla_lstsq_vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const v
     info->reason = SLA_REASON_CONVERGED;
     info->rcond = NAN;
     snprintf(info->description, sizeof info->description, "%s", s->description);
-    double gmax = sla_max_abs(s->dtype, G, q.tx);
+    double gmax;
+    SLA_TRY(sla_solver_block_amax(s, G, q.tx, &gmax));
     if (gmax == 0 || q.tb == 0) {                /* g = 0 (or no rows): every term vanishes */
         if (dB) memset(dB, 0, (size_t)q.tb * es);
         if (dvalues) memset(dvalues, 0, (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es);
@@ -168,15 +158,12 @@ sla_status sla_lstsq_vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const v
     sla_status st = SLA_OK;
     for (int i = 0; i < 6 && st == SLA_OK; i++)
         if (!(work[i] = sla_malloc((size_t)sizes[i], es, "least-squares VJP work"))) st = SLA_ENOMEM;
+    if (st == SLA_OK) st = sla_solver_block_scale(s, -e, G, q.tx, work[5]);
     if (st == SLA_OK) {
-        sla_ldexp_into(s->dtype, G, -e, q.tx, work[5]);
-        double atol = s->opt.atol;
-        int guess = s->opt.initial_guess_nonzero;
-        s->opt.atol = ldexp(atol, -e);
-        s->opt.initial_guess_nonzero = 0;       /* minimum-norm solutions need x₀ = 0 */
-        st = lstsq_run(s, &q, B, X, work[5], e, dB, dvalues, work, info, want_residual);
-        s->opt.atol = atol;
-        s->opt.initial_guess_nonzero = guess;
+        sla_solve_params p = sla_solve_params_of(s);
+        p.atol = ldexp(p.atol, -e);
+        p.x0_nonzero = 0;                       /* minimum-norm solutions need x₀ = 0 */
+        st = lstsq_run(s, &q, B, X, work[5], e, &p, dB, dvalues, work, info, want_residual);
     }
     for (int i = 0; i < 6; i++) sla_free(work[i]);
     return sla_error_attribute(st, func);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include <sla/sla.h>
+#include <sla/backend.h>   /* installed too: the backend tier (includes sla/sla.h) */
 
 int main(void)
 {
@@ -22,6 +22,15 @@ int main(void)
      * −24/28 + 108/28 = 3 */
     double want[3] = {13.0 / 28, 6.0 / 7, 27.0 / 28};
     for (int i = 0; ok && i < 3; i++) ok = fabs(x[i] - want[i]) < 1e-14;
+    /* the same system by libsla's CG on the exported CSR operator */
+    sla_csr_operator c;
+    sla_krylov_params P = {.rtol = 1e-14, .maxiter = 10, .monitor_every = 1};
+    sla_krylov_result res;
+    double y[3];
+    sla_csr_operator_init(&c, &A, 0, 1, 0);
+    ok = ok && sla_krylov_run(SLA_METHOD_CG, &c.op, SLA_OP_N, &P, b, y, &res) == SLA_OK &&
+         res.reason == SLA_REASON_CONVERGED;
+    for (int i = 0; ok && i < 3; i++) ok = fabs(y[i] - want[i]) < 1e-14;
     printf("sla %s: %s\n", sla_version(), ok ? "ok" : sla_last_error());
     sla_solver_free(&s);
     sla_pattern_free(&p);

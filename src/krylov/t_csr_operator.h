@@ -2,11 +2,11 @@
  * Rows are split into chunks of equal nonzero count (static schedule, one chunk per thread);
  * each row is summed in its stored order and the dot's partials added in chunk order, so the
  * result is bit-identical run to run. Row sums are accumulated in double. */
-static void FN(kop_csr_spmv_dot)(int nc, int par, const int64_t *bd, const int64_t *rp,
-                                 const int32_t *ci, const REAL *a, const REAL *x, REAL *y,
-                                 double *xy)
+static void FN(csr_spmv_dot)(int nc, int par, const int64_t *bd, const int64_t *rp,
+                             const int32_t *ci, const REAL *a, const REAL *x, REAL *y,
+                             double *xy)
 {
-    double part[SLA_KMAX_CHUNKS];
+    double part[SLA_HOST_MAX_CHUNKS];
     #pragma omp parallel for schedule(static) num_threads(nc) if (par)
     for (int c = 0; c < nc; c++) {
         double d = 0;

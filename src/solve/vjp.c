@@ -1,0 +1,125 @@
+/* The backward of a solve, sla_solver_solve_vjp(): λ = op(A)⁻ᵀ G on the forward's solver object
+ * (factors or preconditioner reused), then ∂b = λ and ∂a by the pattern outer product. The
+ * least-squares backward is lstsq.c. */
+#include <math.h>
+#include <string.h>
+
+#include "core/kernels.h"
+#include "solve/backend.h"
+
+/* Checks of sla_solver_solve_vjp, all before anything is written: sizes, NULLs, finite G (and X
+ * when dvalues is wanted), and no output overlapping an input or the other output. */
+static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t nrhs,
+                            const void *X, const void *G, void *dB, void *dvalues, int64_t *total)
+{
+    ARG_CHECK(s && s->backend, "solver is NULL");
+    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
+    ARG_CHECK(!dvalues || s->pattern, "dvalues requested from a matrix-free solver");
+    if (s->m != s->n)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "A is %lld × %lld: the backward of a "
+                             "least-squares solve needs B (the residual); use "
+                             "sla_solver_lstsq_vjp", (long long)s->m, (long long)s->n);
+    if (s->opt.damp != 0)
+        return sla_error_set(SLA_EUNSUPPORTED, func, "options.damp = %g: x is not A⁻¹b; use "
+                             "sla_solver_lstsq_vjp (damp = 0)", s->opt.damp);
+    SLA_TRY(sla_solver_block_size(func, s, "G", G, s->n, nrhs, total));
+    if (dvalues) SLA_TRY(sla_solver_block_size(func, s, "X (needed for dvalues)", X, s->n, nrhs, total));
+    size_t es = sla_dtype_size(s->dtype), bytes = (size_t)*total * es;
+    size_t vbytes = s->pattern ? (size_t)(s->batch * sla_pattern_nnz(s->pattern)) * es : 0;
+    const sla_buf out[] = {{"dvalues", dvalues, vbytes}, {"dB", dB, bytes}};
+    const sla_buf in[] = {{"X", X, bytes}, {"G", G, bytes},
+                          {"the matrix values", s->A.values, sla_solver_values_bytes(s)}};
+    SLA_TRY(sla_check_aliasing(func, out, 2, in, 3));
+    SLA_TRY(sla_solver_block_finite(func, s, "G", G, s->n, nrhs, *total));
+    if (dvalues) SLA_TRY(sla_solver_block_finite(func, s, "X", X, s->n, nrhs, *total));
+    return SLA_OK;
+}
+
+/* λ = op(A)⁻ᵀ G into lam (total entries), solved on G·2^−e with 2^e ≥ ‖G‖∞ > 2^(e−1): the
+ * scaled right-hand side is exact and of unit size, so that tiny cotangents (float32, or
+ * subnormal ones whose reciprocal norm overflows) neither underflow inside the solver nor
+ * make it overflow; atol is scaled alike so the stopping rule is unchanged (a per-solve
+ * parameter: the solver's options stay as they are). lam is scaled back. */
+static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *G,
+                                int64_t total, void *lam, sla_solve_info *info, int want_residual)
+{
+    double gmax;
+    SLA_TRY(sla_solver_block_amax(s, G, total, &gmax));
+    if (gmax == 0) {
+        sla_solver_info_init(s, info);
+        info->residual_norm = info->relative_residual = 0;
+        memset(lam, 0, (size_t)total * sla_dtype_size(s->dtype));
+        return SLA_OK;
+    }
+    int e;
+    frexp(gmax, &e);
+    void *rhs = sla_malloc((size_t)total, sla_dtype_size(s->dtype), "scaled cotangent");
+    if (!rhs) return SLA_ENOMEM;
+    sla_solve_params p = sla_solve_params_of(s);
+    p.atol = ldexp(p.atol, -e);
+    p.x0_nonzero = 0;
+    sla_status st = sla_solver_block_scale(s, -e, G, total, rhs);
+    if (st >= 0)
+        st = sla_solver_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, &p,
+                            info, want_residual);
+    sla_free(rhs);
+    if (st >= 0) {
+        sla_status sc = sla_solver_block_scale(s, e, lam, total, lam);
+        if (sc < 0) return sc;
+        info->residual_norm = ldexp(info->residual_norm, e);
+    }
+    return st;
+}
+
+static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void *X,
+                              const void *G, void *dB, void *dvalues, sla_solve_info *info,
+                              int want_residual)
+{
+    const char *func = "sla_solver_solve_vjp";
+    int64_t total = 0;
+    SLA_TRY(vjp_check(func, s, op, nrhs, X, G, dB, dvalues, &total));
+    size_t es = sla_dtype_size(s->dtype);
+    /* λ goes to a work array, so that dB and dvalues are written only once the solve succeeded */
+    void *lam = sla_malloc((size_t)total, es, "adjoint solution");
+    if (!lam) return sla_error_attribute(SLA_ENOMEM, func);
+    sla_status st = total > 0 ? adjoint_solve(s, op, nrhs, G, total, lam, info, want_residual)
+                              : SLA_OK;
+    if (total == 0) {
+        sla_solver_info_init(s, info);
+        info->residual_norm = info->relative_residual = 0;
+    }
+    if (st >= 0 && dvalues) {
+        /* op = N: ∂a_rc = −λ_r x_c;  op = T (Aᵀx = b): ∂a_rc = −x_r λ_c */
+        const void *u = op == SLA_OP_N ? lam : X, *v = op == SLA_OP_N ? X : lam;
+        sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -1.0, u, 1, v, 1, nrhs, 1, dvalues);
+    }
+    if (st >= 0 && dB) memcpy(dB, lam, (size_t)total * es);
+    sla_free(lam);
+    return sla_error_attribute(st, func);
+}
+
+sla_status sla_solver_solve_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *X,
+                                const void *G, void *dB, void *dvalues, sla_solve_info *info)
+{
+    sla_solve_info local;
+    int want_residual = info != NULL;
+    if (!info) info = &local;
+    sla_solver_info_enter(s, info);
+    sla_status st = vjp_checked(s, op, nrhs, X, G, dB, dvalues, info, want_residual);
+    if (st < 0) sla_solver_info_failed(info);
+    return st;
+}
+
+sla_status sla_solver_lstsq_vjp(sla_solver *s, sla_op op, int64_t nrhs, const void *B,
+                                const void *X, const void *G, void *dB, void *dvalues,
+                                sla_solve_info *info)
+{
+    sla_solve_info local;
+    int want_residual = info != NULL;
+    if (!info) info = &local;
+    sla_solver_info_enter(s, info);
+    sla_status st = sla_lstsq_vjp_checked(s, op, nrhs, B, X, G, dB, dvalues, info, want_residual);
+    if (st < 0) sla_solver_info_failed(info);
+    return st;
+}
