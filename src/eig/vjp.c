@@ -26,7 +26,8 @@ static double ld(sla_dtype t, const void *p, int64_t i)
 }
 
 /* Factorization of A − λ_b I: LDLᵀ, else LU, else whatever auto finds (first call), then
- * refactored; an exact eigenvalue (singular) moves λ by 1e-13·‖A‖₁ (see eig_factor). */
+ * refactored. Numerically singular by design (inverse iteration: the solves use it as is); only
+ * an exactly singular one (a zero pivot) moves λ, by 1e-13·‖A‖₁ (see eig_factor). */
 static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shift, sla_solver **s,
                          double *used)
 {
@@ -36,7 +37,7 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
         sla_solver_options o;
         sla_solver_options_init(&o);
         o.method = order[t];
-        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used, 1e-13);
+        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, EIG_SHIFT_EIGENVALUE, s, used, 1e-13);
         if (*s) break;
     }
     return st;
