@@ -140,6 +140,13 @@ static sla_status out_of_block(const eig_vjp_block *B, double *W)
         }
         st = sla_solver_solve(s, SLA_OP_N, nrhs, rhs, yz, NULL);
         if (st < 0) break;
+        int64_t bad;
+        if (!sla_all_finite(SLA_FLOAT64, yz, nrhs * batch * n, &bad)) {
+            st = sla_error_set(SLA_ENONFINITE, B->api, "the solve with A − λ_%lld %s is not finite "
+                               "(batch %lld)", (long long)i, MV ? "M" : "I",
+                               (long long)(bad / (nrhs * n)));
+            break;
+        }
         for (int64_t q = 0; q < batch * n; q++) {
             y[q] = yz[q * nrhs];
             if (probe) y[batch * n + q] = yz[q * nrhs + 1];
