@@ -134,6 +134,21 @@ typedef struct sla_solver_options {
                                   *   error, since no determinant exists */
     double damp;                 /**< LSQR only: minimise ‖b − A x‖₂² + damp²‖x‖₂² (Tikhonov);
                                   *   default 0; must be finite and ≥ 0 */
+    int allow_singular;          /**< 0 (default) or 1. Direct methods: 1 turns off the
+                                  *   numerical-singularity rule ("Singular matrices" at
+                                  *   sla_solver_create()) for a factorization with no exactly
+                                  *   zero pivot, for callers that solve with A − σI at an
+                                  *   eigenvalue σ on purpose (inverse iteration, shift-invert):
+                                  *   solve, the VJPs, logdet and logdet_grad then use the
+                                  *   factors as computed, info.rcond still reports the
+                                  *   estimate (below SLA_RCOND_SINGULAR: X is the backward-
+                                  *   stable solve whose residual info reports, its forward
+                                  *   error bounded only by that residual / rcond, typically
+                                  *   dominated by the near-null vectors), and describe() says
+                                  *   "numerically singular (options.allow_singular)". Exactly
+                                  *   singular factors (a zero pivot of lu or klu, MUMPS's null
+                                  *   pivots for ldlt, a non-positive one for cholesky) are
+                                  *   refused as without it. Iterative methods ignore it. */
 } sla_solver_options;
 
 /** What a solve did. For batches and several right-hand sides: the worst case over them.
@@ -204,6 +219,8 @@ SLA_API void sla_solver_options_init(sla_solver_options *opt);
  *    cholesky  may instead refuse at create or refactor with SLA_ENOTSPD, when a pivot of the
  *              singular matrix comes out ≤ 0: the message names the batch element and the
  *              column whose pivot is not positive.
+ *    options.allow_singular = 1 keeps only the exact cases (zero pivots) singular: a
+ *              numerically singular factorization is then used (see there).
  *    cg, bicgstab, gmres, minres  do not detect singularity: create succeeds, and solve returns
  *              SLA_NOT_CONVERGED with the reason (indefinite, breakdown, stagnation, max
  *              iterations) unless b lies in the range of A and the iteration converges.

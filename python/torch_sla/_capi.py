@@ -64,7 +64,7 @@ class SolverOptions(ctypes.Structure):
                 ("monitor", c_void_p), ("monitor_ctx", c_void_p), ("monitor_every", c_int64),
                 ("user_precond", c_void_p), ("user_precond_ctx", c_void_p),
                 ("memory_budget", c_double), ("flop_budget", c_double),
-                ("need_determinant", c_int), ("damp", c_double)]
+                ("need_determinant", c_int), ("damp", c_double), ("allow_singular", c_int)]
 
 
 class SolveInfoC(ctypes.Structure):

@@ -26,7 +26,8 @@
  *          solves on the factor), after every factorization; the minimum over the batch. Below
  *          SLA_RCOND_SINGULAR the matrix is numerically singular (semidefinite to working
  *          precision): create and refactor succeed, logdet gives sign 0 and −inf, solve and
- *          logdet_grad return SLA_ESINGULAR naming the batch element. */
+ *          logdet_grad return SLA_ESINGULAR naming the batch element; with
+ *          options.allow_singular the factor is used as computed. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -346,13 +347,14 @@ static sla_status factorize_all(sla_solver *s)
     return SLA_OK;
 }
 
-/* SLA_ESINGULAR for the first numerically singular element (rcond < SLA_RCOND_SINGULAR): the
- * factorization succeeded, but A is only semidefinite to working precision. */
+/* SLA_ESINGULAR for the first numerically singular element (rcond < SLA_RCOND_SINGULAR, unless
+ * options.allow_singular): the factorization succeeded, but A is only semidefinite to working
+ * precision. */
 static sla_status check_regular(const sla_solver *s)
 {
     const chol_impl *c = s->impl;
     for (int64_t b = 0; b < s->batch && s->n > 0; b++)
-        if (c->rcond[b] < SLA_RCOND_SINGULAR)
+        if (sla_direct_numerically_singular(s, c->rcond[b]))
             return sla_error_set(SLA_ESINGULAR, "cholesky", "A[%lld] is numerically singular: "
                                  "reciprocal condition estimate %.2g < %.2g (SLA_RCOND_SINGULAR), "
                                  "positive semidefinite to working precision; its "
@@ -396,11 +398,11 @@ static void describe(sla_solver *s)
 {
     chol_impl *c = s->impl;
     const cholmod_factor *L = c->L[0];
-    char lnz[32], rc[80] = "";
+    char lnz[32], rc[112] = "";
     format_count(c->cm[0].lnz, lnz, sizeof lnz);
     if (c->valid && s->n > 0)
         snprintf(rc, sizeof rc, ", rcond %.1e%s%s", s->rcond, s->batch > 1 ? " (min over the batch)" : "",
-                 s->rcond < SLA_RCOND_SINGULAR ? ", numerically singular" : "");
+                 sla_direct_singular_note(s));
     snprintf(s->description, sizeof s->description,
              "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s%s", CHOLMOD_MAIN_VERSION,
              CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION, L->is_super ? "supernodal" : "simplicial",
@@ -595,13 +597,13 @@ static double sum_log_diagonal(const cholmod_factor *L)
 }
 
 /* log|det A| = 2 Σ log L_jj; sign +1 (A is SPD once factorized), or sign 0 and −inf when
- * numerically singular (rcond < SLA_RCOND_SINGULAR). */
+ * numerically singular (sla_direct_numerically_singular). */
 static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
-        int singular = s->n > 0 && c->rcond[b] < SLA_RCOND_SINGULAR;
+        int singular = sla_direct_numerically_singular(s, c->rcond[b]);
         sign[b] = singular ? 0 : 1;
         logabsdet[b] = singular ? -INFINITY : 2 * sum_log_diagonal(c->L[b]);
     }

@@ -89,6 +89,25 @@ typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64
 sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
                             double *work, int64_t *hint, double *rcond);
 
+/** 1 if a factorization of s with reciprocal condition estimate rcond is numerically singular
+ *  (solve, logdet_grad refused; logdet sign 0): n > 0 and rcond < SLA_RCOND_SINGULAR, unless
+ *  options.allow_singular, which leaves only exactly singular factors (zero or null pivots,
+ *  each backend's own test) refused. */
+static inline int sla_direct_numerically_singular(const sla_solver *s, double rcond)
+{
+    return s->n > 0 && !s->opt.allow_singular && rcond < SLA_RCOND_SINGULAR;
+}
+
+/** The suffix of describe() for a valid factorization whose smallest rcond over the batch is
+ *  s->rcond: "" when it is not below SLA_RCOND_SINGULAR, else ", numerically singular" (refused)
+ *  or ", numerically singular (options.allow_singular)" (used). */
+static inline const char *sla_direct_singular_note(const sla_solver *s)
+{
+    if (!(s->n > 0 && s->rcond < SLA_RCOND_SINGULAR)) return "";
+    return s->opt.allow_singular ? ", numerically singular (options.allow_singular)"
+                                 : ", numerically singular";
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Symmetric input                                                                             */
 /* ------------------------------------------------------------------------------------------ */

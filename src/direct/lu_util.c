@@ -71,7 +71,7 @@ sla_status lu_estimate_rcond(sla_solver *s, int64_t b, lu_elem *e, sla_factor_so
     if (!work) return SLA_ENOMEM;
     sla_status st = sla_direct_rcond(s, b, fn, ctx, work, &e->rcond_hint, &e->rcond);
     sla_free(work);
-    if (st == SLA_OK && e->rcond < SLA_RCOND_SINGULAR) e->small_pivot = -2;
+    if (st == SLA_OK && sla_direct_numerically_singular(s, e->rcond)) e->small_pivot = -2;
     return st;
 }
 
@@ -94,7 +94,8 @@ void lu_summary(sla_solver *s, const lu_elem *e, char *buf, size_t len)
         if (sing < 0 && lu_singular(&e[b])) sing = b;
     }
     s->rcond = s->n == 0 ? 1 : rcond;
-    int k = snprintf(buf, len, "%s", s->batch > 1 ? " (min over the batch)" : "");
+    int k = snprintf(buf, len, "%s%s", s->batch > 1 ? " (min over the batch)" : "",
+                     sing < 0 ? sla_direct_singular_note(s) : "");
     if (sing < 0 || k < 0 || (size_t)k >= len) return;
     if (e[sing].zero_pivot >= 0)
         snprintf(buf + k, len - (size_t)k, ", singular (zero pivot at column %lld of batch element "

@@ -15,13 +15,14 @@ typedef struct lu_elem {
     double rcond;          /**< reciprocal condition estimate of the row-equilibrated A
                             *   (sla_direct_rcond; 0 with a zero pivot) */
     int64_t zero_pivot;    /**< step k of the first zero pivot U_kk = 0, or −1 */
-    int64_t small_pivot;   /**< no zero pivot but rcond < SLA_RCOND_SINGULAR (numerically
-                            *   singular): step k of the smallest |U_kk|; else −1 */
+    int64_t small_pivot;   /**< no zero pivot but numerically singular (rcond <
+                            *   SLA_RCOND_SINGULAR without options.allow_singular): step k of
+                            *   the smallest |U_kk|; else −1 */
     int64_t sing_col, sing_row;   /**< the column and row of A pivoted on at that step */
     int64_t rcond_hint;    /**< sla_direct_rcond's hint for the next factorization (−1) */
 } lu_elem;
 
-/** 1 if element e is singular: a zero pivot, or numerically (rcond < SLA_RCOND_SINGULAR). */
+/** 1 if element e is singular: a zero pivot, or numerically (sla_direct_numerically_singular). */
 static inline int lu_singular(const lu_elem *e)
 {
     return e->zero_pivot >= 0 || e->small_pivot >= 0;
@@ -46,7 +47,8 @@ sla_status lu_check_factors(const sla_solver *s, int valid, const lu_elem *e);
 /** Sets s->rcond to the minimum over the batch (1 for n = 0) and writes into buf [len] the
  *  suffix of the description: " (min over the batch)" for a batch and ", singular (zero pivot
  *  at column c of batch element b)" or ", numerically singular (rcond < SLA_RCOND_SINGULAR,
- *  smallest pivot at column c of batch element b)" for the first singular element. */
+ *  smallest pivot at column c of batch element b)" for the first singular element; with none,
+ *  sla_direct_singular_note (a numerically singular one used under options.allow_singular). */
 void lu_summary(sla_solver *s, const lu_elem *e, char *buf, size_t len);
 
 /** The rcond of e from sla_direct_rcond with the backend's solve fn (skipped when a pivot is

@@ -21,7 +21,8 @@
  *          log-determinant is sign 0 / −inf, and solves or logdet_grad return SLA_ESINGULAR
  *          naming the first null pivot's column (PIVNUL_LIST). Without null pivots, the rcond
  *          estimate of condest.c (a few JOB = 3 solves after every factorization) below
- *          SLA_RCOND_SINGULAR makes it numerically singular, with the same consequences (MUMPS's
+ *          SLA_RCOND_SINGULAR makes it numerically singular (not with options.allow_singular),
+ *          with the same consequences (MUMPS's
  *          own null-pivot test, |pivot| ≤ 1e-5·ε·‖A‖ by default, misses pivots at rounding
  *          level: the 20 × 20 Neumann Laplacian factored with none). Other MUMPS errors are
  *          translated into messages (mumps_error()).
@@ -345,10 +346,11 @@ static sla_status estimate_rcond(sla_solver *s, mumps_impl *m)
     return st;
 }
 
-/* 1 if element b is singular: null pivots, or numerically (rcond < SLA_RCOND_SINGULAR). */
+/* 1 if element b is singular: null pivots, or numerically (rcond < SLA_RCOND_SINGULAR, unless
+ * options.allow_singular). */
 static int mumps_singular(const sla_solver *s, const mumps_impl *m, int64_t b)
 {
-    return s->n > 0 && (m->nnull[b] > 0 || m->rcond[b] < SLA_RCOND_SINGULAR);
+    return s->n > 0 && (m->nnull[b] > 0 || sla_direct_numerically_singular(s, m->rcond[b]));
 }
 
 /* Numeric factorization of every element (values gathered first unless create just did it for
@@ -424,7 +426,7 @@ static void describe(sla_solver *s, mumps_impl *m)
     char rc[96] = "";
     if (m->valid)
         snprintf(rc, sizeof rc, ", rcond %.1e%s%s", s->rcond, s->batch > 1 ? " (min over the batch)"
-                 : "", s->rcond < SLA_RCOND_SINGULAR ? ", singular" : "");
+                 : "", sla_direct_singular_note(s));
     snprintf(s->description, sizeof s->description,
              "ldlt (MUMPS %s sequential, SYM=2 LDLᵀ with 1×1/2×2 pivots, %s): nnz(L) %s, %d "
              "delayed pivots%s%s%s", MUMPS_VERSION,

@@ -203,7 +203,8 @@ sla_status eig_arpack(const eig_problem *P, const eig_lanczos_opts *o, const eig
         } else if (sit) {
             st = eig_shifted_init(&Pb, &S);
             if (st == SLA_OK)
-                st = eig_factor(&Pb, &S, sit->sigma + b, sit->sgn, sit->fopt, sit->verified, &s, &sigma,
+                st = eig_factor(&Pb, &S, sit->sigma + b, sit->sgn, sit->fopt,
+                                sit->verified ? EIG_SHIFT_VERIFIED : EIG_SHIFT, &s, &sigma,
                                 SLA_EIG_SHIFT_MARGIN);
             if (st == SLA_OK) R->factorizations++;
             mc.s = s;

@@ -94,13 +94,27 @@ sla_status eig_shifted_init(const eig_problem *P, eig_shifted *S);
 /* values = sgn·(A_b − shift[b]·I), or sgn·(A_b − shift[b]·M_b) with M (shift [batch]). */
 void eig_shifted_set(const eig_problem *P, eig_shifted *S, double sgn, const double *shift);
 void eig_shifted_free(eig_shifted *S);
-/* Factors sgn·(A_b − σ_b I) into *s: created on the first call (fopt, NULL: auto; cholesky = 1
- * forces Cholesky, whose success proves sgn·(A − σI) SPD, and returns SLA_ENOTSPD otherwise),
- * refactored on later calls (symbolic analysis reused). Unless cholesky, a singular result (σ an
- * eigenvalue to working accuracy) is retried with σ moved by step·‖A‖₁, then ×100, three
- * times. sigma_used [batch] receives the shifts factored. */
+/* What a factorization of A − σI is for (eig_factor). All three solve with A − σI when it is
+ * numerically singular (options.allow_singular): that is the mechanism of inverse iteration.
+ *  EIG_SHIFT            shift-invert at a σ of the caller's: a factorization that is singular
+ *                       (a zero pivot) or numerically singular (rcond < SLA_RCOND_SINGULAR: σ
+ *                       an eigenvalue to working accuracy, whose huge Ritz value would swamp the
+ *                       others) moves σ;
+ *  EIG_SHIFT_VERIFIED   shift-invert at a σ off the spectrum, proved by Cholesky (SLA_ENOTSPD
+ *                       otherwise); never moved;
+ *  EIG_SHIFT_EIGENVALUE σ is an eigenvalue on purpose (the eigenvector adjoint, vjp.c): moved
+ *                       only when the factorization is exactly singular (a zero pivot leaves
+ *                       nothing to solve with). */
+typedef enum eig_shift_kind { EIG_SHIFT, EIG_SHIFT_VERIFIED, EIG_SHIFT_EIGENVALUE } eig_shift_kind;
+
+/* Factors sgn·(A_b − σ_b I) into *s for kind: created on the first call (fopt, NULL: auto;
+ * EIG_SHIFT_VERIFIED forces Cholesky, whose success proves sgn·(A − σI) SPD, and returns
+ * SLA_ENOTSPD otherwise), refactored on later calls (symbolic analysis reused). Where kind
+ * moves σ (see there), it is retried at σ + step·‖A‖₁, then ×100, three times; a numerically
+ * singular factorization still so after the last is kept (an ill-conditioned A or M).
+ * sigma_used [batch] receives the shifts factored. */
 sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
-                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      const sla_solver_options *fopt, eig_shift_kind kind, sla_solver **s,
                       double *sigma_used, double step);
 
 /* Small dense helpers (blockops.c). */

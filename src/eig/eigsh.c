@@ -190,7 +190,8 @@ static sla_status si_factor(const eig_problem *P, const sla_eigsh_options *o, pl
     si->sgn = sgn;
     si->verified = cholesky;
     sla_solver_free(&si->solver);
-    st = eig_factor(P, &si->S, want, sgn, o->factor_options, cholesky, &si->solver, si->sigma,
+    st = eig_factor(P, &si->S, want, sgn, o->factor_options,
+                    cholesky ? EIG_SHIFT_VERIFIED : EIG_SHIFT, &si->solver, si->sigma,
                     SLA_EIG_SHIFT_MARGIN);
     si->factorizations++;
     sla_free(want);

@@ -301,7 +301,7 @@ static sla_status reshift(const eig_problem *P, eig_si *si, ks_elem *E, const in
         }
         if (!any) break;
         tried = 1;
-        st = eig_factor(P, &si->S, newsig, si->sgn, si->fopt, 1, &si->solver, used,
+        st = eig_factor(P, &si->S, newsig, si->sgn, si->fopt, EIG_SHIFT_VERIFIED, &si->solver, used,
                         SLA_EIG_SHIFT_MARGIN);
         si->factorizations++;
         if (st == SLA_OK) {
@@ -320,7 +320,7 @@ static sla_status reshift(const eig_problem *P, eig_si *si, ks_elem *E, const in
     }
     if (st == SLA_OK && tried && *moved == 0) {
         /* every attempt crossed the spectrum: factor the old shifts again */
-        st = eig_factor(P, &si->S, si->sigma, si->sgn, si->fopt, 1, &si->solver, used,
+        st = eig_factor(P, &si->S, si->sigma, si->sgn, si->fopt, EIG_SHIFT_VERIFIED, &si->solver, used,
                         SLA_EIG_SHIFT_MARGIN);
         si->factorizations++;
     }

@@ -1,7 +1,6 @@
 /* A − σI (A − σM for the generalized problem) for shift-invert and for the eigenvector adjoint: the pattern with its whole diagonal
  * (A's own if it has it), shifted values per batch element, and the factorization with a
  * retry away from an exact eigenvalue. */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -111,16 +110,20 @@ static sla_status factor_singular(sla_solver *s, int64_t batch, int *singular)
 }
 
 sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma, double sgn,
-                      const sla_solver_options *fopt, int cholesky, sla_solver **s,
+                      const sla_solver_options *fopt, eig_shift_kind kind, sla_solver **s,
                       double *sigma_used, double step)
 {
     sla_solver_options o;
     if (fopt) o = *fopt;
     else sla_solver_options_init(&o);
+    int cholesky = kind == EIG_SHIFT_VERIFIED;
     if (cholesky) o.method = SLA_METHOD_CHOLESKY;
     /* shift-invert needs exact solves and the singularity test below needs a determinant:
      * method auto must pick a direct factorization (it may pick AMG-CG for an M-matrix) */
     if (o.method == SLA_METHOD_AUTO) o.need_determinant = 1;
+    /* A − σI near an eigenvalue is what inverse iteration solves with: only exactly singular
+     * factors are refused (and give sign 0 below) */
+    o.allow_singular = 1;
     double scale = 0;
     for (int64_t b = 0; b < P->batch; b++) {
         scale = fmax(scale, P->norm1[b]);
@@ -137,14 +140,17 @@ sla_status eig_factor(const eig_problem *P, eig_shifted *S, const double *sigma,
             sla_matrix M = sla_matrix_view(S->pd, SLA_FLOAT64, P->batch, S->values);
             st = sla_solver_create(&M, &o, s);
         }
+        if (cholesky) break;
         int singular = 0;
-        if (st == SLA_OK && !cholesky) st = factor_singular(*s, P->batch, &singular);
-        /* a pivot ratio at rounding level (KLU factored a graph Laplacian at σ = 0 with rcond
-         * 2.4e-14 and no zero pivot) means σ sits on an eigenvalue as well: move it, but keep
-         * the last factorization if the ratio stays that small (an ill-conditioned A) */
-        int tiny = st == SLA_OK && !cholesky && !singular && sla_solver_rcond(*s) < 1e3 * DBL_EPSILON;
+        if (st == SLA_OK) st = factor_singular(*s, P->batch, &singular);
+        /* shift-invert only: rcond at rounding level (KLU factored a graph Laplacian at σ = 0
+         * with pivot ratio 2.4e-14 and no zero pivot) means σ sits on an eigenvalue as well:
+         * move it, but keep the last factorization if it stays that small (an ill-conditioned
+         * A) */
+        int tiny = kind == EIG_SHIFT && st == SLA_OK && !singular &&
+                   sla_solver_rcond(*s) < SLA_RCOND_SINGULAR;
         if (st == SLA_OK && singular) st = SLA_ESINGULAR;
-        if ((st != SLA_ESINGULAR && !tiny) || cholesky || (tiny && attempt == 3)) break;
+        if ((st != SLA_ESINGULAR && !tiny) || (tiny && attempt == 3)) break;
         /* σ is an eigenvalue to working accuracy: move it by a tiny multiple of ‖A‖ (the
          * nearest eigenvalues stay the wanted ones) */
         for (int64_t b = 0; b < P->batch; b++) sigma_used[b] = sigma[b] + step;

@@ -26,7 +26,8 @@ static double ld(sla_dtype t, const void *p, int64_t i)
 }
 
 /* Factorization of A − λ_b I: LDLᵀ, else LU, else whatever auto finds (first call), then
- * refactored; an exact eigenvalue (singular) moves λ by 1e-13·‖A‖₁ (see eig_factor). */
+ * refactored. Numerically singular by design (inverse iteration: the solves use it as is); only
+ * an exactly singular one (a zero pivot) moves λ, by 1e-13·‖A‖₁ (see eig_factor). */
 static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shift, sla_solver **s,
                          double *used)
 {
@@ -36,7 +37,7 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
         sla_solver_options o;
         sla_solver_options_init(&o);
         o.method = order[t];
-        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, 0, s, used, 1e-13);
+        st = eig_factor(P, S, shift, 1.0, *s ? NULL : &o, EIG_SHIFT_EIGENVALUE, s, used, 1e-13);
         if (*s) break;
     }
     return st;
@@ -139,6 +140,13 @@ static sla_status out_of_block(const eig_vjp_block *B, double *W)
         }
         st = sla_solver_solve(s, SLA_OP_N, nrhs, rhs, yz, NULL);
         if (st < 0) break;
+        int64_t bad;
+        if (!sla_all_finite(SLA_FLOAT64, yz, nrhs * batch * n, &bad)) {
+            st = sla_error_set(SLA_ENONFINITE, B->api, "the solve with A − λ_%lld %s is not finite "
+                               "(batch %lld)", (long long)i, MV ? "M" : "I",
+                               (long long)(bad / (nrhs * n)));
+            break;
+        }
         for (int64_t q = 0; q < batch * n; q++) {
             y[q] = yz[q * nrhs];
             if (probe) y[batch * n + q] = yz[q * nrhs + 1];

@@ -139,7 +139,13 @@ static sla_status probe_finish(const eig_vjp_block *B, int64_t i, eig_tie_ws *w)
         if (!w->probe[b]) continue;
         double *z = w->z + b * n, *mzb = mz + b * n;
         double nz = sqrt(fabs(dot(n, z, mzb)));
-        if (!(nz > 0) || !isfinite(nz)) { w->probe[b] = 0; continue; }
+        /* a non-finite step decides nothing: never "no partner" with a success status */
+        if (!isfinite(nz))
+            return sla_error_set(SLA_ENONFINITE, B->api, "the inverse-iteration step for "
+                                 "partners of λ_%lld = %.17g (batch %lld) is not finite: A − λ_%lld "
+                                 "%s cannot be solved with", (long long)i, B->lam[b * k + i],
+                                 (long long)b, (long long)i, P->has_M ? "M" : "I");
+        if (!(nz > 0)) { w->probe[b] = 0; continue; }
         for (int64_t q = 0; q < n; q++) z[q] /= nz;
         if (P->has_M) for (int64_t q = 0; q < n; q++) mzb[q] /= nz;
     }

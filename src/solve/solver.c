@@ -43,6 +43,8 @@ static sla_status check_options(const char *func, const sla_solver_options *o)
     ARG_CHECK(o->damp == 0 || o->method == SLA_METHOD_LSQR || o->method == SLA_METHOD_AUTO,
               "options.damp = %g is for method lsqr only (method %s)", o->damp,
               sla_method_name(o->method));
+    ARG_CHECK(o->allow_singular == 0 || o->allow_singular == 1,
+              "options.allow_singular = %d must be 0 or 1", o->allow_singular);
     ARG_CHECK(o->precond != SLA_PRECOND_USER || o->user_precond,
                   "options.precond = user but options.user_precond is NULL");
     return SLA_OK;

@@ -4,7 +4,8 @@
  * not positive), its log-determinant is (0, −inf), and solve and logdet_grad return
  * SLA_ESINGULAR; regular matrices, badly scaled or ill-conditioned ones included, are not
  * refused, and info.rcond is a true upper bound of the dense reciprocal condition number of
- * the row-equilibrated matrix. */
+ * the row-equilibrated matrix; options.allow_singular solves with a numerically (not exactly)
+ * singular factorization. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -326,6 +327,72 @@ static void batch_and_refactor(void **state)
     sla_pattern_free(&p);
 }
 
+/* options.allow_singular = 1, the inverse-iteration use: the numerically singular Neumann
+ * Laplacian + 1e-14·I (no zero pivot) is solved by every method (N and T), info.rcond still says
+ * it is below SLA_RCOND_SINGULAR, describe() says it was allowed, the logdet is the factors'
+ * (finite), and X is the null vector to working accuracy: ‖A x‖₂ ≤ 1e-12·‖A‖₁·‖x‖₂ (one step of
+ * inverse iteration at σ = 0). Exactly singular factors ([[1, 1], [1, 1]]: a zero pivot, MUMPS's
+ * null pivot, or cholesky's SLA_ENOTSPD) are refused as without it; the field must be 0 or 1. */
+static void allow_singular_solves_near_null(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    double *v;
+    neumann2d(20, 20, 1e-14, &p, &v);
+    int64_t n = 400;
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    double *ax = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) b[i] = 1 + 0.5 * sin((double)i);
+    double one[] = {1, 1, 1, 1}, *w;
+    sla_pattern *p1;
+    from_dense(2, one, &p1, &w);
+    sla_matrix A1 = sla_matrix_view(p1, SLA_FLOAT64, 1, w);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.allow_singular = 1;
+    for (int m = 0; m < NDIRECT; m++) {
+        if (!available(direct[m])) continue;
+        o.method = direct[m];
+        const char *name = sla_method_name(direct[m]);
+        sla_solver *s = NULL;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        assert_non_null(strstr(sla_solver_describe(s), "numerically singular (options.allow_singular)"));
+        for (int t = 0; t < 2; t++) {
+            sla_solve_info info;
+            sla_status st = sla_solver_solve(s, t ? SLA_OP_T : SLA_OP_N, 1, b, x, &info);
+            if (st != SLA_OK) fail_msg("%s: solve -> %d: %s", name, st, sla_last_error());
+            assert_true(info.rcond < SLA_RCOND_SINGULAR);
+            TU_OK(sla_spmv(SLA_OP_N, 1.0, &A, x, 1, 1, 0.0, ax));
+            double nax = 0, nx = 0;
+            for (int64_t i = 0; i < n; i++) { nax += ax[i] * ax[i]; nx += x[i] * x[i]; }
+            if (!(sqrt(nax) <= 1e-12 * 8 * sqrt(nx)))
+                fail_msg("%s: ‖A x‖ = %g, ‖x‖ = %g: not the null vector", name, sqrt(nax), sqrt(nx));
+        }
+        double sign = 0, lad = 0;
+        TU_OK(sla_solver_logdet(s, &sign, &lad));
+        assert_true(sign != 0 && isfinite(lad));
+        sla_solver_free(&s);
+        /* exactly singular: still refused */
+        sla_status st = sla_solver_create(&A1, &o, &s);
+        if (st == SLA_ENOTSPD && direct[m] == SLA_METHOD_CHOLESKY) continue;
+        TU_OK(st);
+        double b2[2] = {1, 2}, x2[2];
+        assert_int_equal(sla_solver_solve(s, SLA_OP_N, 1, b2, x2, NULL), SLA_ESINGULAR);
+        TU_OK(sla_solver_logdet(s, &sign, &lad));
+        assert_true(sign == 0 && lad == -INFINITY);
+        sla_solver_free(&s);
+    }
+    o.method = SLA_METHOD_LU;
+    o.allow_singular = 2;
+    sla_solver *s = NULL;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "options.allow_singular"));
+    free(b); free(x); free(ax); free(v); free(w);
+    sla_pattern_free(&p);
+    sla_pattern_free(&p1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +400,7 @@ int main(void)
         cmocka_unit_test(hidden_singularity),
         cmocka_unit_test(regular_matrices_are_not_refused),
         cmocka_unit_test(batch_and_refactor),
+        cmocka_unit_test(allow_singular_solves_near_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

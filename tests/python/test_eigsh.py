@@ -309,7 +309,9 @@ def _sym_grad(row, col, grad, n=36):
 @pytest.mark.parametrize("method", EIG_METHODS)
 def test_eigenvector_gradient_near_tie_is_exact(method):
     """Relative gap 1e-6 (above the 1e-8 tie bound): the gradient matches the dense reference
-    of torch.linalg.eigh to 1e-6 (the amplification 1/gap is 1e5 here); at 1e-10 it is refused."""
+    of torch.linalg.eigh to 1e-8 (measured 1e-10 to 8e-10: the amplification 1/gap is 1e5 here,
+    and A − λI is factored at λ itself; a shift δ off λ would add δ/gap, 1e-5 at δ = 1e-11·‖A‖₁);
+    at 1e-10 it is refused."""
     row, col, val = _near_tie(1e-6)
     wts = torch.randn(36, generator=torch.Generator().manual_seed(6), dtype=f64)
     v = val.clone().requires_grad_()
@@ -321,7 +323,7 @@ def test_eigenvector_gradient_near_tie_is_exact(method):
     v.grad = None
     w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which="SA", method=method)
     (V[:, 1] @ wts).pow(2).backward()
-    assert (_sym_grad(row, col, v.grad) - ref).norm() <= 1e-6 * ref.norm()
+    assert (_sym_grad(row, col, v.grad) - ref).norm() <= 1e-8 * ref.norm()
     row, col, val = _near_tie(1e-10)
     v = val.clone().requires_grad_()
     w, V = _eigsh_or_skip(SparseTensor(v, row, col, (36, 36)), 2, which="SA", method=method)
