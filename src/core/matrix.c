@@ -24,9 +24,14 @@ sla_status sla_matrix_check_for(const char *func, const char *name, const sla_ma
 {
     if (!A) return sla_error_set(SLA_EINVAL, func, "%s is NULL", name);
     if (!A->pattern) return sla_error_set(SLA_EINVAL, func, "%s->pattern is NULL", name);
-    if (A->dtype != SLA_FLOAT64 && A->dtype != SLA_FLOAT32)
-        return sla_error_set(SLA_EDTYPE, func, "%s: dtype %d is not float64 or float32", name,
-                             (int)A->dtype);
+    if (sla_dtype_is_complex(A->dtype) && !(check_finite & SLA_CHECK_COMPLEX_OK))
+        return sla_error_set(SLA_EDTYPE, func, "%s: dtype %s is not supported here yet (complex "
+                             "values: docs/complex.md lists the functions that take them)", name,
+                             sla_dtype_name(A->dtype));
+    if (A->dtype != SLA_FLOAT64 && A->dtype != SLA_FLOAT32 && !sla_dtype_is_complex(A->dtype))
+        return sla_error_set(SLA_EDTYPE, func, "%s: dtype %d is not float64, float32, "
+                             "complex128 or complex64", name, (int)A->dtype);
+    check_finite &= 1;
     if (A->batch < 1)
         return sla_error_set(SLA_EINVAL, func, "%s->batch = %lld < 1", name, (long long)A->batch);
     int64_t nnz = sla_pattern_nnz(A->pattern), total;
@@ -50,7 +55,7 @@ sla_status sla_matrix_check_for(const char *func, const char *name, const sla_ma
 
 sla_status sla_matrix_check(const sla_matrix *A, int check_finite)
 {
-    return sla_matrix_check_for(__func__, "A", A, check_finite);
+    return sla_matrix_check_for(__func__, "A", A, check_finite & 1);
 }
 
 sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol, int *is_symmetric)

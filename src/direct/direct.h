@@ -253,4 +253,18 @@ int64_t sla_simplicial_find(const sla_simplicial_llt *L, int64_t i, int64_t j);
  *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (not a filled pattern). */
 sla_status sla_selinv_llt_simplicial(const sla_simplicial_llt *L, double *Z);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Complex LU (umfpack_z.c): the hooks of sla_backend_umfpack for complex128 / complex64         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The backend hooks (sla_backend) of method lu for complex dtypes, UMFPACK's umfpack_zl_*;
+ *  umfpack.c calls them when s->dtype is complex. logdet's sign is [batch][2] (a phase). */
+sla_status sla_umfpack_z_create(sla_solver *s);
+sla_status sla_umfpack_z_refactor(sla_solver *s);
+sla_status sla_umfpack_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                               const sla_solve_params *p, sla_solve_info *info);
+sla_status sla_umfpack_z_logdet(sla_solver *s, double *sign, double *logabsdet);
+sla_status sla_umfpack_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+void sla_umfpack_z_destroy(sla_solver *s);
+
 #endif
