@@ -30,7 +30,18 @@ from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, SLA_OP_T, Matrix, check, lib
 from ._solver import info_from_c
 from .errors import ConvergenceError, ConvergenceWarning
 
-DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
+DTYPE_CODE = {torch.float64: 0, torch.float32: 1, torch.complex128: 2, torch.complex64: 3}
+
+SECOND_ORDER_COMPLEX = ("second derivatives (create_graph=True) through complex sparse values "
+                        "are not supported yet; first-order gradients are")
+
+
+def refuse_complex_graph(*tensors):
+    """Raises NotImplementedError when a differentiable backward meets complex values: the
+    recorded formulas of the second-order path are written for real dtypes (N ↔ T, no
+    conjugation), and a wrong second derivative must never pass silently."""
+    if any(t is not None and t.dtype.is_complex for t in tensors):
+        raise NotImplementedError(SECOND_ORDER_COMPLEX)
 
 
 def matrix_view(pattern, values):
@@ -229,6 +240,7 @@ class SpMV(Function):
         if not (need_v or need_x):
             return None, None, None, None, None
         if differentiable():
+            refuse_complex_graph(values)
             return SpMV._graph(ctx, values, x, g, need_v, need_x) + (None, None, None)
         # saved as given (a differentiable backward passes cotangents of any layout)
         values, x = values.contiguous(), x.contiguous()
@@ -274,6 +286,7 @@ class PatternOuter(Function):
     @staticmethod
     def backward(ctx, G):
         u, v = ctx.saved_tensors
+        refuse_complex_graph(u)
         batch, p = G.shape[0], ctx.pattern
         du = dv = None
 
