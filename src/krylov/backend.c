@@ -19,6 +19,10 @@
 static int auto_candidates(const sla_solver *s, sla_precond *c)
 {
     int k = 0;
+    if (sla_dtype_is_complex(s->dtype)) {        /* no complex preconditioner yet */
+        c[k++] = SLA_PRECOND_NONE;
+        return k;
+    }
     switch (s->opt.method) {
     case SLA_METHOD_CG:
         if (s->n >= SLA_KRYLOV_AMG_MIN_N) c[k++] = SLA_PRECOND_AMG;
@@ -87,7 +91,11 @@ static sla_status krylov_create(sla_solver *s)
     sla_krylov_impl *K = sla_calloc(1, sizeof *K, "Krylov solver");
     if (!K) return SLA_ENOMEM;
     s->impl = K;
-    K->kind = s->apply ? &sla_krylov_kind_fn : &sla_krylov_kind_csr;
+    K->kind = s->apply ? &sla_krylov_kind_fn
+              : sla_dtype_is_complex(s->dtype) ? &sla_krylov_kind_complex : &sla_krylov_kind_csr;
+    if (sla_dtype_is_complex(s->dtype) && s->opt.method == SLA_METHOD_LSQR)
+        return SLA_FAIL(SLA_EUNSUPPORTED, "method lsqr does not take %s values yet",
+                        sla_dtype_name(s->dtype));
     char reason[SLA_PC_REASON_LEN];
     if (s->opt.precond != SLA_PRECOND_AUTO) {
         sla_status st = make_pc(s, s->opt.precond, &K->pc, reason);
@@ -141,6 +149,14 @@ static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
     if (K->pc_broken)
         return SLA_FAIL(SLA_EINVAL, "the preconditioner could not be updated by the last "
                         "refactor (%s); refactor with values it accepts first", K->pc_error);
+    if (sla_dtype_is_complex(s->dtype)) {
+        /* the complex kind's transpose is Aᴴ (complex_kind.c) */
+        if (op == SLA_OP_T)
+            return SLA_FAIL(SLA_EUNSUPPORTED, "op = T (Aᵀ, not conjugated) on %s is not "
+                            "supported by the Krylov methods yet (op = N and C are)",
+                            sla_dtype_name(s->dtype));
+        if (op == SLA_OP_C) op = SLA_OP_T;
+    }
     if (K->pc) SLA_TRY(sla_pc_prepare(K->pc, op));
     sla_krylov_batch J = {
         .method = s->opt.method, .op = op, .batch = s->batch, .nrhs = nrhs,
@@ -162,7 +178,8 @@ const sla_backend sla_backend_krylov = {
              .methods = SLA_METHOD_BIT(SLA_METHOD_CG) | SLA_METHOD_BIT(SLA_METHOD_BICGSTAB) |
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
                         SLA_METHOD_BIT(SLA_METHOD_LSQR),
-             .dtypes = SLA_BOTH_DTYPES,
+             .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: complex_kind.c, no precond */
              .priority = 10,
              .available = 1},
     .create = krylov_create,

@@ -18,6 +18,8 @@ typedef struct sla_krylov_kind {
 } sla_krylov_kind;
 
 extern const sla_krylov_kind sla_krylov_kind_csr, sla_krylov_kind_fn;
+/* complex128 / complex64 CSR matrices: the equivalent real formulation (complex_kind.c) */
+extern const sla_krylov_kind sla_krylov_kind_complex;
 
 typedef struct sla_krylov_impl {
     const sla_krylov_kind *kind;

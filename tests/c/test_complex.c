@@ -382,7 +382,8 @@ static void real_as_complex(void **state)
     sla_pattern_free(&p);
 }
 
-/* what does not take complex values says so: iterative methods, Cholesky, eigsh, norms */
+/* what does not take complex values says so: Cholesky, LDLᵀ, KLU, LSQR, preconditioners,
+ * Krylov op = T, eigsh, norms, symmetry tests */
 static void refusals(void **state)
 {
     (void)state;
@@ -393,8 +394,8 @@ static void refusals(void **state)
     sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
     sla_solver_options o;
     sla_solver *s = NULL;
-    const sla_method refused[] = {SLA_METHOD_CG, SLA_METHOD_GMRES, SLA_METHOD_BICGSTAB,
-                                  SLA_METHOD_CHOLESKY};
+    const sla_method refused[] = {SLA_METHOD_CHOLESKY, SLA_METHOD_LDLT, SLA_METHOD_KLU,
+                                  SLA_METHOD_LSQR};
     for (int i = 0; i < 4; i++) {
         sla_solver_options_init(&o);
         o.method = refused[i];
@@ -402,6 +403,18 @@ static void refusals(void **state)
         assert_null(s);
         assert_non_null(strstr(sla_last_error(), "complex128"));
     }
+    /* a preconditioner other than none */
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_GMRES;
+    o.precond = SLA_PRECOND_JACOBI;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EDTYPE);
+    assert_non_null(strstr(sla_last_error(), "complex128"));
+    /* Krylov with op = T (not conjugated) */
+    o.precond = SLA_PRECOND_NONE;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    zc b[8] = {1, 2, 3, 4, 5, 6, 7, 8}, x[8];
+    assert_int_equal(sla_solver_solve(s, SLA_OP_T, 1, b, x, NULL), SLA_EUNSUPPORTED);
+    sla_solver_free(&s);
     double norms[1], ev[2];
     assert_int_equal(sla_matrix_norm(&A, 'F', norms), SLA_EDTYPE);
     assert_non_null(strstr(sla_last_error(), "complex128"));
@@ -409,12 +422,85 @@ static void refusals(void **state)
     int sym;
     assert_int_equal(sla_matrix_is_symmetric(&A, 0, 0, &sym), SLA_EDTYPE);
     /* complex scalars on a real matrix */
-    double v[64] = {0}, x[8] = {0}, y[8];
+    double v[64] = {0}, xr[8] = {0}, y[8];
     sla_matrix R = sla_matrix_view(p, SLA_FLOAT64, 1, v);
     double alpha[2] = {1, 1}, beta[2] = {0, 0};
-    assert_int_equal(sla_spmv_c(SLA_OP_N, alpha, &R, x, 0, 1, beta, y), SLA_EDTYPE);
+    assert_int_equal(sla_spmv_c(SLA_OP_N, alpha, &R, xr, 0, 1, beta, y), SLA_EDTYPE);
     free(a);
     sla_pattern_free(&p);
+}
+
+/* A Hermitian positive definite sparse matrix: D + E + Eᴴ with a dominant positive diagonal */
+static void hermitian_pd(int64_t n, uint64_t seed, sla_pattern **p, zc **values)
+{
+    sla_pattern *q;
+    zc *e;
+    random_matrix(n, seed, &q, &e);
+    int64_t nnz = sla_pattern_nnz(q), cap = 2 * nnz, k = 0;
+    const int64_t *rp = sla_pattern_rowptr(q);
+    const int32_t *ci = sla_pattern_colind(q);
+    int64_t *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    zc *v = malloc((size_t)cap * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+            zc a = ci[s] == i ? 8.0 : e[s];
+            r[k] = i; c[k] = ci[s]; v[k++] = a;                  /* E, diagonal 8 */
+            if (ci[s] != i) { r[k] = ci[s]; c[k] = i; v[k++] = conj(a); }   /* Eᴴ */
+        }
+    TU_OK(sla_pattern_from_coo(n, n, k, r, c, p));
+    *values = malloc((size_t)sla_pattern_nnz(*p) * sizeof **values);
+    TU_OK(sla_values_gather(*p, SLA_COMPLEX128, 1, v, *values));
+    free(r); free(c); free(v); free(e);
+    sla_pattern_free(&q);
+}
+
+/* CG (Hermitian PD), MINRES (Hermitian), GMRES and BiCGStab (general) against the LU answer,
+ * op N and C, and the solve VJP through CG against the LU one */
+static void krylov_vs_lu(void **state)
+{
+    (void)state;
+    int64_t n = 50;
+    sla_pattern *ph, *pg;
+    zc *ah, *ag;
+    hermitian_pd(n, 51, &ph, &ah);
+    random_matrix(n, 52, &pg, &ag);
+    zc b[50], x[50], ref[50], g[50];
+    random_vec(n, 53, b);
+    random_vec(n, 54, g);
+    struct { sla_method m; int hermitian; } cases[] = {
+        {SLA_METHOD_CG, 1}, {SLA_METHOD_MINRES, 1}, {SLA_METHOD_GMRES, 0},
+        {SLA_METHOD_BICGSTAB, 0}, {SLA_METHOD_GMRES, 1}};
+    for (int c = 0; c < 5; c++) {
+        sla_matrix A = sla_matrix_view(cases[c].hermitian ? ph : pg, SLA_COMPLEX128, 1,
+                                       cases[c].hermitian ? ah : ag);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = SLA_METHOD_LU;
+        sla_solver *lu, *kr;
+        TU_OK(sla_solver_create(&A, &o, &lu));
+        o.method = cases[c].m;
+        o.rtol = 1e-12;
+        TU_OK(sla_solver_create(&A, &o, &kr));
+        const sla_op ops[] = {SLA_OP_N, SLA_OP_C};
+        for (int oi = 0; oi < 2; oi++) {
+            sla_solve_info info;
+            TU_OK(sla_solver_solve(lu, ops[oi], 1, b, ref, NULL));
+            TU_OK(sla_solver_solve(kr, ops[oi], 1, b, x, &info));
+            assert_true(info.converged && info.relative_residual <= 1e-12);
+            assert_true(maxdiff(n, x, ref) < 1e-9 * tu_norm2((double *)ref, 2 * n));
+        }
+        /* the backward of x = A⁻¹b: dB = A⁻ᴴg by the Krylov method */
+        zc dbk[50], dbl[50];
+        TU_OK(sla_solver_solve(kr, SLA_OP_N, 1, b, x, NULL));
+        TU_OK(sla_solver_solve_vjp(kr, SLA_OP_N, 1, x, g, dbk, NULL, NULL));
+        TU_OK(sla_solver_solve_vjp(lu, SLA_OP_N, 1, x, g, dbl, NULL, NULL));
+        assert_true(maxdiff(n, dbk, dbl) < 1e-9 * tu_norm2((double *)dbl, 2 * n));
+        sla_solver_free(&lu);
+        sla_solver_free(&kr);
+    }
+    free(ah); free(ag);
+    sla_pattern_free(&ph);
+    sla_pattern_free(&pg);
 }
 
 int main(void)
@@ -426,6 +512,7 @@ int main(void)
         cmocka_unit_test(solve_vjp_fd),
         cmocka_unit_test(logdet_phase_grad),
         cmocka_unit_test(real_as_complex),
+        cmocka_unit_test(krylov_vs_lu),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -148,9 +148,11 @@ def test_refusals_are_clear():
     row, col, vals, _ = random_complex(8, seed=13)
     A = SparseTensor(vals, row, col, (8, 8))
     b = crandn(8, seed=14)
-    for method in ("cg", "gmres", "bicgstab", "cholesky"):
+    for method in ("cholesky", "ldlt", "klu"):
         with pytest.raises(Exception, match="complex128"):
             A.solve(b, method=method)
+    with pytest.raises(Exception, match="complex128"):
+        A.solve(b, method="gmres", preconditioner="jacobi")
     with pytest.raises(Exception, match="complex128"):
         A.eigsh(k=2)
     with pytest.raises(TypeError, match="imaginary part"):
@@ -160,3 +162,28 @@ def test_refusals_are_clear():
     y = SparseTensor(v, row, col, (8, 8)).solve(b)
     with pytest.raises(NotImplementedError, match="second derivatives"):
         torch.autograd.grad(y.abs().sum(), v, create_graph=True)
+
+
+@pytest.mark.parametrize("method,hermitian", [("cg", True), ("minres", True), ("gmres", False),
+                                              ("bicgstab", False)])
+def test_krylov_complex(method, hermitian):
+    """Krylov methods on complex matrices (the equivalent real formulation) against dense
+    solves, and their gradients against LU's."""
+    n = 30
+    row, col, vals, D = random_complex(n, seed=15)
+    if hermitian:                     # D + Dᴴ with a dominant real diagonal: Hermitian PD
+        H = D + D.conj().T
+        H.diagonal().copy_(H.diagonal().real + 4 * n ** 0.5)
+        nz = H != 0
+        row, col = nz.nonzero().t()
+        vals, D = H[row, col], H
+    b = crandn(n, seed=16)
+    v1 = vals.clone().requires_grad_(True)
+    x = SparseTensor(v1, row, col, (n, n)).solve(b, method=method, rtol=1e-13, maxiter=5000)
+    ref = torch.linalg.solve(D, b)
+    assert (x - ref).abs().max() < 1e-10 * ref.abs().max()
+    w = crandn(n, seed=17)
+    (w.conj() * x).real.sum().backward()
+    v2 = vals.clone().requires_grad_(True)
+    (w.conj() * SparseTensor(v2, row, col, (n, n)).solve(b, method="lu")).real.sum().backward()
+    assert (v1.grad - v2.grad).abs().max() < 1e-8 * v2.grad.abs().max()
