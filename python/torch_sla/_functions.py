@@ -44,6 +44,11 @@ def refuse_complex_graph(*tensors):
         raise NotImplementedError(SECOND_ORDER_COMPLEX)
 
 
+def real_dtype(dtype):
+    """The real dtype of the same precision (complex128 → float64; a real dtype is itself)."""
+    return {torch.complex128: torch.float64, torch.complex64: torch.float32}.get(dtype, dtype)
+
+
 def matrix_view(pattern, values):
     """sla_matrix for [B, nnz] CSR values (a borrowed view: keep `values` alive)."""
     return Matrix(pattern.ptr, DTYPE_CODE[values.dtype], values.shape[0], values.data_ptr())
@@ -317,7 +322,7 @@ class FroNorm(Function):
         norms = (ctypes.c_double * values.shape[0])()
         A = matrix_view(pattern, values)
         check(lib.sla_matrix_norm(ctypes.byref(A), b"F", norms))
-        out = torch.tensor(list(norms), dtype=values.dtype)
+        out = torch.tensor(list(norms), dtype=real_dtype(values.dtype))
         ctx.save_for_backward(values, out)
         return out
 
@@ -333,7 +338,7 @@ def matrix_norm(pattern, values, which):
     norms = (ctypes.c_double * values.shape[0])()
     A = matrix_view(pattern, values)
     check(lib.sla_matrix_norm(ctypes.byref(A), which.encode(), norms))
-    return torch.tensor(list(norms), dtype=values.dtype)
+    return torch.tensor(list(norms), dtype=real_dtype(values.dtype))
 
 
 class ToDense(Function):

@@ -4,10 +4,14 @@
  * sparse LU solves against LAPACK's zgesv, the log-determinant (phase and log|det|) against
  * zgetrf and its gradient against finite differences, real matrices handed as complex, and the
  * clear refusals of what does not take complex values yet. */
+#define _GNU_SOURCE             /* mkstemps */
 #include <complex.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -415,12 +419,10 @@ static void refusals(void **state)
     zc b[8] = {1, 2, 3, 4, 5, 6, 7, 8}, x[8];
     assert_int_equal(sla_solver_solve(s, SLA_OP_T, 1, b, x, NULL), SLA_EUNSUPPORTED);
     sla_solver_free(&s);
-    double norms[1], ev[2];
-    assert_int_equal(sla_matrix_norm(&A, 'F', norms), SLA_EDTYPE);
-    assert_non_null(strstr(sla_last_error(), "complex128"));
+    double ev[2];
     assert_int_equal(sla_eigsh(&A, 1, NULL, ev, NULL, NULL), SLA_EDTYPE);
-    int sym;
-    assert_int_equal(sla_matrix_is_symmetric(&A, 0, 0, &sym), SLA_EDTYPE);
+    sla_diag_info di;
+    assert_int_equal(sla_matrix_diag_info(&A, &di), SLA_EDTYPE);
     /* complex scalars on a real matrix */
     double v[64] = {0}, xr[8] = {0}, y[8];
     sla_matrix R = sla_matrix_view(p, SLA_FLOAT64, 1, v);
@@ -428,6 +430,147 @@ static void refusals(void **state)
     assert_int_equal(sla_spmv_c(SLA_OP_N, alpha, &R, xr, 0, 1, beta, y), SLA_EDTYPE);
     free(a);
     sla_pattern_free(&p);
+}
+
+/* symmetric vs Hermitian tests, norms (moduli), diagonal, dense round trip */
+static void properties(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    int64_t n = 6;
+    random_matrix(n, 61, &p, &a);
+    int64_t nnz = sla_pattern_nnz(p);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    zc *d = malloc((size_t)(n * n) * sizeof *d), diag[6];
+    TU_OK(sla_matrix_to_dense(&A, d));
+    TU_OK(sla_matrix_diagonal(&A, diag));
+    double fro = 0, mx = 0, nrm[4];
+    for (int64_t q = 0; q < n * n; q++) { fro += cabs(d[q]) * cabs(d[q]); mx = fmax(mx, cabs(d[q])); }
+    for (int64_t i = 0; i < n; i++) assert_true(diag[i] == d[i * n + i]);
+    TU_OK(sla_matrix_norm(&A, 'F', &nrm[0]));
+    TU_OK(sla_matrix_norm(&A, 'M', &nrm[1]));
+    TU_CLOSE(nrm[0], sqrt(fro), 1e-14);
+    TU_CLOSE(nrm[1], mx, 1e-15);
+    /* from_dense gives back the same matrix */
+    sla_pattern *p2;
+    void *v2;
+    TU_OK(sla_matrix_from_dense(n, n, SLA_COMPLEX128, 1, d, 0.0, &p2, &v2));
+    assert_int_equal(sla_pattern_nnz(p2), nnz);
+    assert_true(maxdiff(nnz, v2, a) == 0);
+    free(v2);
+    sla_pattern_free(&p2);
+    /* H = D + Dᴴ is Hermitian, not symmetric; S = D + Dᵀ symmetric, not Hermitian */
+    zc *h = malloc((size_t)(n * n) * sizeof *h), *sy = malloc((size_t)(n * n) * sizeof *sy);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            h[i * n + j] = d[i * n + j] + conj(d[j * n + i]);
+            sy[i * n + j] = d[i * n + j] + d[j * n + i];
+        }
+    const zc *mats[2] = {h, sy};
+    for (int m = 0; m < 2; m++) {
+        sla_pattern *pm;
+        void *vm;
+        TU_OK(sla_matrix_from_dense(n, n, SLA_COMPLEX128, 1, mats[m], 0.0, &pm, &vm));
+        sla_matrix M = sla_matrix_view(pm, SLA_COMPLEX128, 1, vm);
+        int sym, herm;
+        TU_OK(sla_matrix_is_symmetric(&M, 1e-14, 0, &sym));
+        TU_OK(sla_matrix_is_hermitian(&M, 1e-14, 0, &herm));
+        assert_int_equal(sym, m == 1);
+        assert_int_equal(herm, m == 0);
+        free(vm);
+        sla_pattern_free(&pm);
+    }
+    free(h); free(sy); free(d); free(a);
+    sla_pattern_free(&p);
+}
+
+/* Matrix Market: complex general and Hermitian files written and read back bit for bit; a
+ * real file read as complex; the shared complex file young1c solved by LU to a small residual */
+static void matrix_market(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    random_matrix(9, 71, &p, &a);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    char path[] = "/tmp/sla_test_complex_XXXXXX.mtx";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    TU_OK(sla_mm_write(path, &A, 0, SLA_MM_COMPLEX, SLA_MM_GENERAL, "complex"));
+    sla_pattern *q;
+    void *v;
+    sla_mm_field field;
+    sla_mm_symmetry sym;
+    TU_OK(sla_mm_read_matrix(path, SLA_COMPLEX128, &q, &v, &field, &sym));
+    assert_int_equal(field, SLA_MM_COMPLEX);
+    assert_int_equal(sla_pattern_nnz(q), sla_pattern_nnz(p));
+    assert_true(memcmp(v, a, (size_t)sla_pattern_nnz(p) * sizeof *a) == 0);
+    free(v);
+    sla_pattern_free(&q);
+    /* a real dtype refuses the complex file; a real field refuses a complex A */
+    assert_int_equal(sla_mm_read_matrix(path, SLA_FLOAT64, &q, &v, NULL, NULL), SLA_EDTYPE);
+    assert_int_equal(sla_mm_write(path, &A, 0, SLA_MM_REAL, SLA_MM_GENERAL, NULL), SLA_EINVAL);
+    assert_int_equal(sla_mm_write(path, &A, 0, SLA_MM_COMPLEX, SLA_MM_HERMITIAN, NULL), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "not Hermitian"));
+    /* Hermitian storage: H = D + Dᴴ */
+    int64_t n = 9;
+    zc d[81], h[81];
+    TU_OK(sla_matrix_to_dense(&A, d));
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) h[i * n + j] = d[i * n + j] + conj(d[j * n + i]);
+    sla_pattern *ph;
+    void *vh;
+    TU_OK(sla_matrix_from_dense(n, n, SLA_COMPLEX128, 1, h, 0.0, &ph, &vh));
+    sla_matrix H = sla_matrix_view(ph, SLA_COMPLEX128, 1, vh);
+    TU_OK(sla_mm_write(path, &H, 0, SLA_MM_COMPLEX, SLA_MM_HERMITIAN, NULL));
+    TU_OK(sla_mm_read_matrix(path, SLA_COMPLEX128, &q, &v, &field, &sym));
+    assert_int_equal(sym, SLA_MM_HERMITIAN);
+    zc hb[81];
+    sla_matrix Q = sla_matrix_view(q, SLA_COMPLEX128, 1, v);
+    TU_OK(sla_matrix_to_dense(&Q, hb));
+    assert_true(memcmp(hb, h, sizeof h) == 0);
+    free(v);
+    sla_pattern_free(&q);
+    free(vh);
+    sla_pattern_free(&ph);
+    remove(path);
+    free(a);
+    sla_pattern_free(&p);
+    if (!tu_have_matrices()) return;
+    /* young1c (Davis collection, complex general 841 × 841): LU, scaled residual */
+    TU_OK(sla_mm_read_matrix(tu_matrix_path("young1c.mtx"), SLA_COMPLEX128, &q, &v, &field, &sym));
+    int64_t m = sla_pattern_nrows(q);
+    sla_matrix Y = sla_matrix_view(q, SLA_COMPLEX128, 1, v);
+    zc *b = malloc((size_t)m * sizeof *b), *x = malloc((size_t)m * sizeof *x);
+    random_vec(m, 72, b);
+    sla_solver *s;
+    sla_solve_info info;
+    TU_OK(sla_solver_create(&Y, NULL, &s));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+    assert_true(info.relative_residual < 1e-12);
+    sla_solver_free(&s);
+    /* the same file read as complex64 */
+    void *v64;
+    sla_pattern *q64;
+    TU_OK(sla_mm_read_matrix(tu_matrix_path("young1c.mtx"), SLA_COMPLEX64, &q64, &v64, NULL, NULL));
+    for (int64_t k = 0; k < sla_pattern_nnz(q); k++)
+        assert_true(((float complex *)v64)[k] == (float complex)((zc *)v)[k]);
+    free(v64);
+    sla_pattern_free(&q64);
+    free(b); free(x); free(v);
+    sla_pattern_free(&q);
+    /* a real file read as complex: zero imaginary parts */
+    TU_OK(sla_mm_read_matrix(tu_matrix_path("nos6.mtx"), SLA_COMPLEX128, &q, &v, NULL, NULL));
+    double *vr;
+    sla_pattern *qr;
+    TU_OK(sla_mm_read_matrix(tu_matrix_path("nos6.mtx"), SLA_FLOAT64, &qr, (void **)&vr, NULL, NULL));
+    for (int64_t k = 0; k < sla_pattern_nnz(q); k++)
+        assert_true(((zc *)v)[k] == vr[k]);
+    free(v); free(vr);
+    sla_pattern_free(&q);
+    sla_pattern_free(&qr);
 }
 
 /* A Hermitian positive definite sparse matrix: D + E + Eᴴ with a dominant positive diagonal */
@@ -512,6 +655,8 @@ int main(void)
         cmocka_unit_test(solve_vjp_fd),
         cmocka_unit_test(logdet_phase_grad),
         cmocka_unit_test(real_as_complex),
+        cmocka_unit_test(properties),
+        cmocka_unit_test(matrix_market),
         cmocka_unit_test(krylov_vs_lu),
         cmocka_unit_test(refusals),
     };

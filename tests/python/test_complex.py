@@ -187,3 +187,47 @@ def test_krylov_complex(method, hermitian):
     v2 = vals.clone().requires_grad_(True)
     (w.conj() * SparseTensor(v2, row, col, (n, n)).solve(b, method="lu")).real.sum().backward()
     assert (v1.grad - v2.grad).abs().max() < 1e-8 * v2.grad.abs().max()
+
+
+def test_dense_norm_and_hermitian():
+    row, col, vals, D = random_complex(9, seed=18)
+    A = SparseTensor(vals, row, col, (9, 9))
+    assert torch.equal(A.to_dense(), D)
+    assert abs(float(A.norm()) - float(torch.linalg.norm(D))) < 1e-13 * float(torch.linalg.norm(D))
+    v = vals.clone().requires_grad_(True)
+    assert gradcheck(lambda w: SparseTensor(w, row, col, (9, 9)).norm(), (v,), eps=1e-6,
+                     atol=1e-7)
+
+
+def test_matrix_market_round_trip(tmp_path):
+    row, col, vals, D = random_complex(10, seed=19)
+    A = SparseTensor(vals, row, col, (10, 10))
+    path = str(tmp_path / "z.mtx")
+    torch_sla.save_mtx(A, path)
+    B = torch_sla.load_mtx(path)
+    assert B.dtype == c128 and torch.equal(B.to_dense(), D)
+    assert torch_sla.load_mtx(path, dtype=c64).dtype == c64
+    with pytest.raises(TypeError, match="complex"):
+        torch_sla.load_mtx(path, dtype=torch.float64)
+    H = D + D.conj().T
+    nz = H != 0
+    r, c = nz.nonzero().t()
+    torch_sla.save_mtx(SparseTensor(H[r, c], r, c, (10, 10)), path, symmetry="hermitian")
+    assert torch.equal(torch_sla.load_mtx(path).to_dense(), H)
+    with pytest.raises(TypeError, match="safetensors"):
+        torch_sla.save_sparse(A, str(tmp_path / "z.safetensors"))
+
+
+def test_young1c():
+    """The shared complex matrix (Davis collection, 841 × 841 complex general): LU and GMRES."""
+    import os
+    from conftest import MATRIX_DIR
+    path = os.path.join(MATRIX_DIR, "young1c.mtx")
+    if not os.path.exists(path):
+        pytest.skip("shared matrices not found")
+    A = torch_sla.load_mtx(path)
+    assert A.dtype == c128 and A.shape == (841, 841)
+    b = crandn(841, seed=20)
+    x, info = A.solve(b, return_info=True)
+    assert info.relative_residual < 1e-12
+    assert float((A @ x - b).abs().max()) < 1e-10 * float(b.abs().max())
