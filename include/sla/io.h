@@ -79,7 +79,7 @@ SLA_API void sla_coo_free(sla_coo **coo);
  *                       imaginary parts). Duplicates are summed in double, then rounded; a
  *                       value beyond the float range becomes ±inf.
  *  @param[out] pattern  new pattern (its input order is the expanded file order);
- *  @param[out] values   new malloc'ed [nnz] values of dtype in CSR order (duplicates summed);
+ *  @param[out] values   new [nnz] values of dtype in CSR order (duplicates summed; sla_free());
  *  @param[out] field, symmetry  what the header said (may be NULL).
  *  @return as sla_mm_read(), and SLA_EDTYPE for a complex file read with a real dtype. */
 SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pattern **pattern,
@@ -131,7 +131,7 @@ SLA_API sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t n
 /** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
  *  COO matrix (duplicates summed): real, integer or pattern COO into any dtype (complex ones
  *  with zero imaginary parts), complex COO into complex128 or complex64.
- *  @param[out] values  new malloc'ed [nnz] array; the caller frees it.
+ *  @param[out] values  new [nnz] array; the caller frees it with sla_free().
  *  @return SLA_OK; SLA_EDTYPE for complex values with a real dtype, or a bad dtype; SLA_EINVAL;
  *          SLA_ENOMEM. */
 SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,

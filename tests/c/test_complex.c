@@ -458,7 +458,7 @@ static void properties(void **state)
     TU_OK(sla_matrix_from_dense(n, n, SLA_COMPLEX128, 1, d, 0.0, &p2, &v2));
     assert_int_equal(sla_pattern_nnz(p2), nnz);
     assert_true(maxdiff(nnz, v2, a) == 0);
-    free(v2);
+    sla_free(v2);
     sla_pattern_free(&p2);
     /* H = D + Dᴴ is Hermitian, not symmetric; S = D + Dᵀ symmetric, not Hermitian */
     zc *h = malloc((size_t)(n * n) * sizeof *h), *sy = malloc((size_t)(n * n) * sizeof *sy);
@@ -478,7 +478,7 @@ static void properties(void **state)
         TU_OK(sla_matrix_is_hermitian(&M, 1e-14, 0, &herm));
         assert_int_equal(sym, m == 1);
         assert_int_equal(herm, m == 0);
-        free(vm);
+        sla_free(vm);
         sla_pattern_free(&pm);
     }
     free(h); free(sy); free(d); free(a);
@@ -507,7 +507,7 @@ static void matrix_market(void **state)
     assert_int_equal(field, SLA_MM_COMPLEX);
     assert_int_equal(sla_pattern_nnz(q), sla_pattern_nnz(p));
     assert_true(memcmp(v, a, (size_t)sla_pattern_nnz(p) * sizeof *a) == 0);
-    free(v);
+    sla_free(v);
     sla_pattern_free(&q);
     /* a real dtype refuses the complex file; a real field refuses a complex A */
     assert_int_equal(sla_mm_read_matrix(path, SLA_FLOAT64, &q, &v, NULL, NULL), SLA_EDTYPE);
@@ -531,9 +531,9 @@ static void matrix_market(void **state)
     sla_matrix Q = sla_matrix_view(q, SLA_COMPLEX128, 1, v);
     TU_OK(sla_matrix_to_dense(&Q, hb));
     assert_true(memcmp(hb, h, sizeof h) == 0);
-    free(v);
+    sla_free(v);
     sla_pattern_free(&q);
-    free(vh);
+    sla_free(vh);
     sla_pattern_free(&ph);
     remove(path);
     free(a);
@@ -557,9 +557,9 @@ static void matrix_market(void **state)
     TU_OK(sla_mm_read_matrix(tu_matrix_path("young1c.mtx"), SLA_COMPLEX64, &q64, &v64, NULL, NULL));
     for (int64_t k = 0; k < sla_pattern_nnz(q); k++)
         assert_true(((float complex *)v64)[k] == (float complex)((zc *)v)[k]);
-    free(v64);
+    sla_free(v64);
     sla_pattern_free(&q64);
-    free(b); free(x); free(v);
+    free(b); free(x); sla_free(v);
     sla_pattern_free(&q);
     /* a real file read as complex: zero imaginary parts */
     TU_OK(sla_mm_read_matrix(tu_matrix_path("nos6.mtx"), SLA_COMPLEX128, &q, &v, NULL, NULL));
@@ -568,7 +568,7 @@ static void matrix_market(void **state)
     TU_OK(sla_mm_read_matrix(tu_matrix_path("nos6.mtx"), SLA_FLOAT64, &qr, (void **)&vr, NULL, NULL));
     for (int64_t k = 0; k < sla_pattern_nnz(q); k++)
         assert_true(((zc *)v)[k] == vr[k]);
-    free(v); free(vr);
+    sla_free(v); sla_free(vr);
     sla_pattern_free(&q);
     sla_pattern_free(&qr);
 }
