@@ -27,6 +27,11 @@ typedef struct sla_krylov_impl {
     char auto_note[400];         /* why precond = auto chose this one ("" otherwise) */
     int pc_broken;               /* the last refactor failed: the preconditioner is unusable */
     char pc_error[256];          /* and why */
+    int64_t *complex_diag;       /* complex dtypes with Jacobi: the CSR slot of each a_ii */
 } sla_krylov_impl;
+
+/* Jacobi for the complex kind (complex_kind.c): finds the diagonal slots (SLA_EBREAKDOWN for a
+ * missing or zero diagonal entry, naming it). */
+sla_status sla_krylov_complex_jacobi(sla_solver *s);
 
 #endif

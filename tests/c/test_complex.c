@@ -410,7 +410,7 @@ static void refusals(void **state)
     /* a preconditioner other than none */
     sla_solver_options_init(&o);
     o.method = SLA_METHOD_GMRES;
-    o.precond = SLA_PRECOND_JACOBI;
+    o.precond = SLA_PRECOND_ILU0;
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EDTYPE);
     assert_non_null(strstr(sla_last_error(), "complex128"));
     /* Krylov with op = T (not conjugated) */
@@ -610,10 +610,12 @@ static void krylov_vs_lu(void **state)
     zc b[50], x[50], ref[50], g[50];
     random_vec(n, 53, b);
     random_vec(n, 54, g);
-    struct { sla_method m; int hermitian; } cases[] = {
-        {SLA_METHOD_CG, 1}, {SLA_METHOD_MINRES, 1}, {SLA_METHOD_GMRES, 0},
-        {SLA_METHOD_BICGSTAB, 0}, {SLA_METHOD_GMRES, 1}};
-    for (int c = 0; c < 5; c++) {
+    struct { sla_method m; int hermitian; sla_precond pc; } cases[] = {
+        {SLA_METHOD_CG, 1, SLA_PRECOND_NONE}, {SLA_METHOD_MINRES, 1, SLA_PRECOND_NONE},
+        {SLA_METHOD_GMRES, 0, SLA_PRECOND_NONE}, {SLA_METHOD_BICGSTAB, 0, SLA_PRECOND_NONE},
+        {SLA_METHOD_GMRES, 1, SLA_PRECOND_NONE}, {SLA_METHOD_CG, 1, SLA_PRECOND_JACOBI},
+        {SLA_METHOD_GMRES, 0, SLA_PRECOND_JACOBI}, {SLA_METHOD_BICGSTAB, 0, SLA_PRECOND_AUTO}};
+    for (int c = 0; c < 8; c++) {
         sla_matrix A = sla_matrix_view(cases[c].hermitian ? ph : pg, SLA_COMPLEX128, 1,
                                        cases[c].hermitian ? ah : ag);
         sla_solver_options o;
@@ -622,8 +624,11 @@ static void krylov_vs_lu(void **state)
         sla_solver *lu, *kr;
         TU_OK(sla_solver_create(&A, &o, &lu));
         o.method = cases[c].m;
+        o.precond = cases[c].pc;
         o.rtol = 1e-12;
         TU_OK(sla_solver_create(&A, &o, &kr));
+        if (cases[c].pc != SLA_PRECOND_NONE)
+            assert_non_null(strstr(sla_solver_describe(kr), "jacobi"));
         const sla_op ops[] = {SLA_OP_N, SLA_OP_C};
         for (int oi = 0; oi < 2; oi++) {
             sla_solve_info info;
