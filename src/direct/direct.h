@@ -267,4 +267,14 @@ sla_status sla_umfpack_z_logdet(sla_solver *s, double *sign, double *logabsdet);
 sla_status sla_umfpack_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
 void sla_umfpack_z_destroy(sla_solver *s);
 
+/** The hooks of method cholesky for complex dtypes (cholmod_z.c: CHOLMOD's complex LLᴴ of a
+ *  Hermitian positive definite A); cholmod.c calls them when s->dtype is complex. */
+sla_status sla_cholmod_z_create(sla_solver *s);
+sla_status sla_cholmod_z_refactor(sla_solver *s);
+sla_status sla_cholmod_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                               const sla_solve_params *p, sla_solve_info *info);
+sla_status sla_cholmod_z_logdet(sla_solver *s, double *sign, double *logabsdet);
+sla_status sla_cholmod_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+void sla_cholmod_z_destroy(sla_solver *s);
+
 #endif

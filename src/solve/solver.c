@@ -96,8 +96,9 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
     sla_method method = opt ? opt->method : SLA_METHOD_AUTO;
     if (sla_dtype_is_complex(A->dtype)) {
-        /* complex: sparse LU (umfpack_complex, klu_complex) for now; method = auto picks it,
-         * a method no backend serves for complex is refused by sla_backend_find by name */
+        /* complex, method = auto: Cholesky (CHOLMOD LLᴴ) for a Hermitian matrix whose
+         * factorization succeeds, else sparse LU (UMFPACK); a method no backend serves for
+         * complex is refused by sla_backend_find by name */
         if (m != n)
             return SLA_FAIL(SLA_EUNSUPPORTED, "A is %lld × %lld %s: complex least squares is "
                             "not supported yet", (long long)m, (long long)n,
@@ -105,6 +106,15 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
         if (method == SLA_METHOD_AUTO) {
             sla_solver_options o;
             if (opt) o = *opt; else sla_solver_options_init(&o);
+            int herm = 0;
+            double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+            SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
+            if (herm) {
+                o.method = SLA_METHOD_CHOLESKY;
+                sla_status st = sla_solver_create(A, &o, out);
+                if (st != SLA_ENOTSPD && st != SLA_EINVAL) return st;
+                sla_clear_error();         /* not positive definite: LU below */
+            }
             o.method = SLA_METHOD_LU;
             return sla_solver_create(A, &o, out);
         }

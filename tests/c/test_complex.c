@@ -398,9 +398,8 @@ static void refusals(void **state)
     sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
     sla_solver_options o;
     sla_solver *s = NULL;
-    const sla_method refused[] = {SLA_METHOD_CHOLESKY, SLA_METHOD_LDLT, SLA_METHOD_KLU,
-                                  SLA_METHOD_LSQR};
-    for (int i = 0; i < 4; i++) {
+    const sla_method refused[] = {SLA_METHOD_LDLT, SLA_METHOD_KLU, SLA_METHOD_LSQR};
+    for (int i = 0; i < 3; i++) {
         sla_solver_options_init(&o);
         o.method = refused[i];
         assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EUNSUPPORTED);
@@ -651,6 +650,78 @@ static void krylov_vs_lu(void **state)
     sla_pattern_free(&pg);
 }
 
+/* Cholesky (CHOLMOD complex LLᴴ) of a Hermitian positive definite matrix against LU: solves
+ * with op N, T, C, logdet and its gradient; a non-Hermitian or indefinite matrix refused */
+static void cholesky_hermitian(void **state)
+{
+    (void)state;
+    int64_t n = 40;
+    sla_pattern *p;
+    zc *a;
+    hermitian_pd(n, 81, &p, &a);
+    int64_t nnz = sla_pattern_nnz(p);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_LU;
+    sla_solver *lu, *ch;
+    TU_OK(sla_solver_create(&A, &o, &lu));
+    o.method = SLA_METHOD_CHOLESKY;
+    TU_OK(sla_solver_create(&A, &o, &ch));
+    assert_non_null(strstr(sla_solver_describe(ch), "complex"));
+    zc b[40], x[40], ref[40];
+    random_vec(n, 82, b);
+    const sla_op ops[] = {SLA_OP_N, SLA_OP_T, SLA_OP_C};
+    for (int oi = 0; oi < 3; oi++) {
+        sla_solve_info info;
+        TU_OK(sla_solver_solve(lu, ops[oi], 1, b, ref, NULL));
+        TU_OK(sla_solver_solve(ch, ops[oi], 1, b, x, &info));
+        assert_true(info.relative_residual < 1e-13);
+        assert_true(maxdiff(n, x, ref) < 1e-12 * tu_norm2((double *)ref, 2 * n));
+    }
+    double s1[2], s2[2], l1, l2;
+    TU_OK(sla_solver_logdet(lu, s1, &l1));
+    TU_OK(sla_solver_logdet(ch, s2, &l2));
+    TU_CLOSE(l2, l1, 1e-11);
+    assert_true(s2[0] == 1 && s2[1] == 0 && fabs(s1[0] - 1) < 1e-12 && fabs(s1[1]) < 1e-12);
+    zc *g1 = malloc((size_t)nnz * sizeof *g1), *g2 = malloc((size_t)nnz * sizeof *g2);
+    TU_OK(sla_solver_logdet_grad(lu, NULL, g1));
+    TU_OK(sla_solver_logdet_grad(ch, NULL, g2));
+    assert_true(maxdiff(nnz, g1, g2) < 1e-12);
+    /* the solve VJP through the Cholesky factors */
+    zc g[40], d1[40], d2[40], *v1 = malloc((size_t)nnz * sizeof *v1), *v2 = malloc((size_t)nnz * sizeof *v2);
+    random_vec(n, 83, g);
+    TU_OK(sla_solver_solve(ch, SLA_OP_N, 1, b, x, NULL));
+    TU_OK(sla_solver_solve_vjp(ch, SLA_OP_N, 1, x, g, d1, v1, NULL));
+    TU_OK(sla_solver_solve_vjp(lu, SLA_OP_N, 1, x, g, d2, v2, NULL));
+    assert_true(maxdiff(n, d1, d2) < 1e-12 && maxdiff(nnz, v1, v2) < 1e-12);
+    sla_solver_free(&ch);
+    /* not Hermitian: one off-diagonal entry changed */
+    for (int64_t q = 0; q < nnz; q++)
+        if (sla_pattern_colind(p)[q] != 0 && sla_pattern_rowptr(p)[1] > q) { a[q] += 0.5 * I; break; }
+    assert_int_equal(sla_solver_create(&A, &o, &ch), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "not Hermitian"));
+    /* Hermitian but indefinite: −A */
+    for (int64_t q = 0; q < nnz; q++) a[q] = -a[q];
+    sla_pattern_free(&p);
+    free(a);
+    hermitian_pd(n, 81, &p, &a);
+    for (int64_t q = 0; q < nnz; q++) a[q] = -a[q];
+    A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    assert_int_equal(sla_solver_create(&A, &o, &ch), SLA_ENOTSPD);
+    /* method auto: LU for the indefinite one, Cholesky for the definite one */
+    TU_OK(sla_solver_create(&A, NULL, &ch));
+    assert_int_equal(sla_solver_method(ch), SLA_METHOD_LU);
+    sla_solver_free(&ch);
+    for (int64_t q = 0; q < nnz; q++) a[q] = -a[q];
+    TU_OK(sla_solver_create(&A, NULL, &ch));
+    assert_int_equal(sla_solver_method(ch), SLA_METHOD_CHOLESKY);
+    sla_solver_free(&ch);
+    sla_solver_free(&lu);
+    free(g1); free(g2); free(v1); free(v2); free(a);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -663,6 +734,7 @@ int main(void)
         cmocka_unit_test(properties),
         cmocka_unit_test(matrix_market),
         cmocka_unit_test(krylov_vs_lu),
+        cmocka_unit_test(cholesky_hermitian),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
