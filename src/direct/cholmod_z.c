@@ -15,7 +15,7 @@
  * solves are refused (SLA_ESINGULAR) unless options.allow_singular.
  * log det A = 2·Σ log L_jj (real: A is Hermitian positive definite, phase 1). Its gradient is
  * A⁻ᴴ = A⁻¹ on the pattern: column r of A⁻¹ by one solve gives row r's entries (n solves,
- * refused above SLA_CHOLZ_GRAD_MAXN; no complex selected inverse yet). */
+ * refused above SLA_ZDIRECT_GRAD_MAXN; no complex selected inverse yet). */
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -24,8 +24,6 @@
 #include <cholmod.h>
 
 #include "direct/direct.h"
-
-#define SLA_CHOLZ_GRAD_MAXN 20000
 
 typedef struct cholz_impl {
     cholmod_common cm;
@@ -177,9 +175,10 @@ static sla_status check_factors(const sla_solver *s, const cholz_impl *c)
 
 /* x = op(A_b)⁻¹ rhs for one column, rhs and x [n] double complex; M = conj(A) is factored:
  * op N or C: M·conj(x) = conj(rhs); op T: M·x = rhs */
-static sla_status solve_column(sla_solver *s, cholz_impl *c, int64_t b, sla_op op,
+static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
                                double complex *rhs, double complex *x)
 {
+    cholz_impl *c = ctx;
     int64_t n = s->n;
     int cj = op != SLA_OP_T;
     if (cj)
@@ -207,27 +206,8 @@ sla_status sla_cholmod_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
 {
     cholz_impl *c = s->impl;
     SLA_TRY(check_factors(s, c));
-    int64_t n = s->n;
-    double complex *w = sla_malloc((size_t)n, 2 * sizeof *w, "CHOLMOD complex workspace");
-    if (!w) return SLA_ENOMEM;
-    sla_status st = SLA_OK;
-    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++)
-        for (int64_t j = 0; j < nrhs && st == SLA_OK; j++) {
-            for (int64_t i = 0; i < n; i++) {
-                int64_t q = (b * n + i) * nrhs + j;
-                w[i] = s->dtype == SLA_COMPLEX128 ? ((const double complex *)B)[q]
-                                                  : ((const float complex *)B)[q];
-            }
-            st = solve_column(s, c, b, op, w, w + n);
-            for (int64_t i = 0; i < n && st == SLA_OK; i++) {
-                int64_t q = (b * n + i) * nrhs + j;
-                if (s->dtype == SLA_COMPLEX128) ((double complex *)X)[q] = w[n + i];
-                else ((float complex *)X)[q] = (float complex)w[n + i];
-            }
-        }
-    sla_free(w);
     info->rcond = s->rcond;
-    return st;                  /* residuals: measured by the generic layer */
+    return sla_zdirect_solve(s, op, nrhs, B, X, solve_column, c);   /* residuals: generic layer */
 }
 
 /* Σ log L_jj of a complex LLᴴ factor (the diagonal is real and positive) */
@@ -266,30 +246,7 @@ sla_status sla_cholmod_z_logdet_grad(sla_solver *s, const double *g, void *dvalu
 {
     cholz_impl *c = s->impl;
     SLA_TRY(check_factors(s, c));
-    int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
-    if (n > SLA_CHOLZ_GRAD_MAXN)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "n = %lld: the complex log-determinant gradient takes "
-                        "n solves (no complex selected inverse yet) and is limited to n ≤ %d",
-                        (long long)n, SLA_CHOLZ_GRAD_MAXN);
-    const int64_t *rp = sla_pattern_rowptr(s->pattern);
-    const int32_t *ci = sla_pattern_colind(s->pattern);
-    double complex *w = sla_malloc((size_t)n, 2 * sizeof *w, "CHOLMOD complex workspace");
-    if (!w) return SLA_ENOMEM;
-    sla_status st = SLA_OK;
-    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++)
-        for (int64_t r = 0; r < n && st == SLA_OK; r++) {
-            /* y = A⁻¹ e_r; slot (r, col) takes g·conj(y_col) = g·conj((A⁻¹)_{col r}) */
-            memset(w, 0, (size_t)n * sizeof *w);
-            w[r] = 1;
-            st = solve_column(s, c, b, SLA_OP_N, w, w + n);
-            for (int64_t q = rp[r]; q < rp[r + 1] && st == SLA_OK; q++) {
-                double complex d = g[b] * conj(w[n + ci[q]]);
-                if (s->dtype == SLA_COMPLEX128) ((double complex *)dvalues)[b * nnz + q] = d;
-                else ((float complex *)dvalues)[b * nnz + q] = (float complex)d;
-            }
-        }
-    sla_free(w);
-    return st;
+    return sla_zdirect_logdet_grad(s, g, dvalues, solve_column, c);
 }
 
 void sla_cholmod_z_destroy(sla_solver *s)

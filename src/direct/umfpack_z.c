@@ -16,7 +16,7 @@
  * 1-norm estimator (condest.c is written for real factors).
  * Log-determinant gradient: dvalues_s = g·conj((A⁻¹)_{c_s r_s}) (torch's gradient of log|det A|
  * is A⁻ᴴ); row r of the pattern needs column r of A⁻¹, one solve: n solves, O(n·nnz(L+U)),
- * refused above SLA_UMFZ_GRAD_MAXN (a complex selected inverse is not written yet). */
+ * refused above SLA_ZDIRECT_GRAD_MAXN (a complex selected inverse is not written yet). */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,9 +24,6 @@
 #include <umfpack.h>
 
 #include "direct/direct.h"
-
-/* Largest n for the n-solve log-determinant gradient. */
-#define SLA_UMFZ_GRAD_MAXN 20000
 
 typedef struct umfz_elem {
     void *numeric;
@@ -163,11 +160,11 @@ static sla_status check_factors(const sla_solver *s, const umfz_impl *u)
     return SLA_OK;
 }
 
-/* x = op(A_b)⁻¹ rhs for one column (rhs, x [n] double complex; rhs is conjugated in place for
- * op = C) */
-static int64_t solve_column(const sla_solver *s, const umfz_impl *u, int64_t b, sla_op op,
-                            double complex *rhs, double complex *x)
+/* sla_zcolumn_fn: x = op(A_b)⁻¹ rhs (rhs is conjugated in place for op = C) */
+static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
+                               double complex *rhs, double complex *x)
 {
+    const umfz_impl *u = ctx;
     double info[UMFPACK_INFO];
     if (op == SLA_OP_C)
         for (int64_t i = 0; i < s->n; i++) rhs[i] = conj(rhs[i]);
@@ -175,9 +172,13 @@ static int64_t solve_column(const sla_solver *s, const umfz_impl *u, int64_t b, 
     int64_t st = umfpack_zl_solve(sys, sla_pattern_rowptr(s->pattern), u->ai,
                                   (const double *)u->e[b].ax, NULL, (double *)x, NULL,
                                   (const double *)rhs, NULL, u->e[b].numeric, u->control, info);
+    if (st < 0)
+        return SLA_FAIL(st == UMFPACK_ERROR_out_of_memory ? SLA_ENOMEM : SLA_EBACKEND,
+                        "umfpack_zl_solve of batch element %lld failed (status %lld)",
+                        (long long)b, (long long)st);
     if (op == SLA_OP_C)
         for (int64_t i = 0; i < s->n; i++) x[i] = conj(x[i]);
-    return st;
+    return SLA_OK;
 }
 
 sla_status sla_umfpack_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
@@ -185,33 +186,8 @@ sla_status sla_umfpack_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
 {
     umfz_impl *u = s->impl;
     SLA_TRY(check_factors(s, u));
-    int64_t n = s->n;
-    double complex *w = sla_malloc((size_t)n, 2 * sizeof *w, "UMFPACK complex workspace");
-    if (!w) return SLA_ENOMEM;
-    double complex *rhs = w, *x = w + n;
-    sla_status st = SLA_OK;
-    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++)
-        for (int64_t j = 0; j < nrhs && st == SLA_OK; j++) {
-            for (int64_t i = 0; i < n; i++) {
-                int64_t q = (b * n + i) * nrhs + j;
-                rhs[i] = s->dtype == SLA_COMPLEX128 ? ((const double complex *)B)[q]
-                                                    : ((const float complex *)B)[q];
-            }
-            int64_t code = solve_column(s, u, b, op, rhs, x);
-            if (code < 0) {
-                st = SLA_FAIL(SLA_EBACKEND, "umfpack_zl_solve of batch element %lld failed "
-                              "(status %lld)", (long long)b, (long long)code);
-                break;
-            }
-            for (int64_t i = 0; i < n; i++) {
-                int64_t q = (b * n + i) * nrhs + j;
-                if (s->dtype == SLA_COMPLEX128) ((double complex *)X)[q] = x[i];
-                else ((float complex *)X)[q] = (float complex)x[i];
-            }
-        }
-    sla_free(w);
     info->rcond = s->rcond;
-    return st;                 /* residuals: measured by the generic layer (true_residual) */
+    return sla_zdirect_solve(s, op, nrhs, B, X, solve_column, u);   /* residuals: generic layer */
 }
 
 /* phase det/|det| ({re, im} per element) and log|det A| from det = (Mx + i·Mz)·10^Ex */
@@ -248,35 +224,7 @@ sla_status sla_umfpack_z_logdet_grad(sla_solver *s, const double *g, void *dvalu
 {
     umfz_impl *u = s->impl;
     SLA_TRY(check_factors(s, u));
-    int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
-    if (n > SLA_UMFZ_GRAD_MAXN)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "n = %lld: the complex log-determinant gradient takes "
-                        "n solves (no complex selected inverse yet) and is limited to n ≤ %d",
-                        (long long)n, SLA_UMFZ_GRAD_MAXN);
-    const int64_t *rp = sla_pattern_rowptr(s->pattern);
-    const int32_t *ci = sla_pattern_colind(s->pattern);
-    double complex *w = sla_malloc((size_t)n, 2 * sizeof *w, "UMFPACK complex workspace");
-    if (!w) return SLA_ENOMEM;
-    double complex *rhs = w, *y = w + n;
-    for (int64_t b = 0; b < s->batch; b++)
-        for (int64_t r = 0; r < n; r++) {
-            /* y = A⁻¹ e_r: column r of A⁻¹; slot (r, c) takes g·conj(y_c) */
-            memset(rhs, 0, (size_t)n * sizeof *rhs);
-            rhs[r] = 1;
-            int64_t code = solve_column(s, u, b, SLA_OP_N, rhs, y);
-            if (code < 0) {
-                sla_free(w);
-                return SLA_FAIL(SLA_EBACKEND, "umfpack_zl_solve of batch element %lld failed "
-                                "(status %lld)", (long long)b, (long long)code);
-            }
-            for (int64_t q = rp[r]; q < rp[r + 1]; q++) {
-                double complex d = g[b] * conj(y[ci[q]]);
-                if (s->dtype == SLA_COMPLEX128) ((double complex *)dvalues)[b * nnz + q] = d;
-                else ((float complex *)dvalues)[b * nnz + q] = (float complex)d;
-            }
-        }
-    sla_free(w);
-    return SLA_OK;
+    return sla_zdirect_logdet_grad(s, g, dvalues, solve_column, u);
 }
 
 void sla_umfpack_z_destroy(sla_solver *s)
