@@ -124,8 +124,9 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         if not isinstance(A, torch.Tensor):
             A = torch.as_tensor(A)
         _check_cpu(A, "A")
-        if A.dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"from_dense: A must be float64 or float32, got {A.dtype}")
+        if A.dtype not in _VALUE_DTYPES:
+            raise TypeError(f"from_dense: A must be float64, float32, complex128 or complex64, "
+                            f"got {A.dtype}")
         if A.dim() < 2:
             raise ValueError(f"from_dense needs a [*batch, M, N] tensor, got shape "
                              f"{tuple(A.shape)}")

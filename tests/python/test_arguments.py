@@ -272,8 +272,8 @@ def test_from_scipy_complex_and_non_sparse():
 
 
 def test_from_dense_and_from_torch_sparse_refuse_bad_inputs():
-    with pytest.raises(TypeError, match="from_dense: A must be float64 or float32, got "
-                                        "torch.int64"):
+    with pytest.raises(TypeError, match="from_dense: A must be float64, float32, complex128 or "
+                                        "complex64, got torch.int64"):
         SparseTensor.from_dense(torch.eye(2, dtype=torch.int64))
     with pytest.raises(TypeError, match="torch sparse tensor, got ndarray"):
         SparseTensor.from_torch_sparse(np.eye(2))

@@ -209,6 +209,7 @@ def test_dense_norm_and_hermitian():
     row, col, vals, D = random_complex(9, seed=18)
     A = SparseTensor(vals, row, col, (9, 9))
     assert torch.equal(A.to_dense(), D)
+    assert torch.equal(SparseTensor.from_dense(D).to_dense(), D)
     assert abs(float(A.norm()) - float(torch.linalg.norm(D))) < 1e-13 * float(torch.linalg.norm(D))
     v = vals.clone().requires_grad_(True)
     assert gradcheck(lambda w: SparseTensor(w, row, col, (9, 9)).norm(), (v,), eps=1e-6,
