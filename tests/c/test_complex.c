@@ -780,6 +780,67 @@ static void klu_vs_umfpack(void **state)
     sla_pattern_free(&p);
 }
 
+/* edge cases: an empty 0 × 0 matrix and a batch of two Hermitian matrices, every method */
+static void edge_cases(void **state)
+{
+    (void)state;
+    sla_pattern *p0;
+    TU_OK(sla_pattern_from_coo(0, 0, 0, NULL, NULL, &p0));
+    zc dummy = 0;
+    sla_matrix A0 = sla_matrix_view(p0, SLA_COMPLEX128, 1, &dummy);
+    const sla_method ms[] = {SLA_METHOD_LU, SLA_METHOD_KLU, SLA_METHOD_CHOLESKY, SLA_METHOD_CG,
+                             SLA_METHOD_GMRES};
+    for (int i = 0; i < 5; i++) {
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = ms[i];
+        sla_solver *s;
+        TU_OK(sla_solver_create(&A0, &o, &s));
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, NULL, NULL, NULL));
+        if (i < 3) {
+            double sg[2], lad;
+            TU_OK(sla_solver_logdet(s, sg, &lad));
+            assert_true(sg[0] == 1 && sg[1] == 0 && lad == 0);
+        }
+        sla_solver_free(&s);
+    }
+    sla_pattern_free(&p0);
+    /* a batch of two Hermitian positive definite matrices on one pattern */
+    int64_t n = 20;
+    sla_pattern *p;
+    zc *a;
+    hermitian_pd(n, 95, &p, &a);
+    int64_t nnz = sla_pattern_nnz(p);
+    zc *a2 = malloc((size_t)(2 * nnz) * sizeof *a2);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t q = rp[i]; q < rp[i + 1]; q++) {
+            a2[q] = a[q];
+            a2[nnz + q] = ci[q] == i ? a[q] + 3 : 0.5 * a[q];    /* still Hermitian PD */
+        }
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 2, a2);
+    zc b[40], x[40], r[40];
+    random_vec(2 * n, 96, b);
+    for (int i = 0; i < 5; i++) {
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = ms[i];
+        o.rtol = 1e-13;
+        sla_solver *s;
+        sla_solve_info info;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+        assert_true(info.relative_residual < 1e-12);
+        memcpy(r, b, sizeof r);
+        TU_OK(sla_spmv(SLA_OP_N, -1.0, &A, x, 1, 1, 1.0, r));
+        assert_true(tu_norm2((double *)r, 4 * n) < 1e-11 * tu_norm2((double *)b, 4 * n));
+        sla_solver_free(&s);
+    }
+    free(a); free(a2);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -794,6 +855,7 @@ int main(void)
         cmocka_unit_test(krylov_vs_lu),
         cmocka_unit_test(cholesky_hermitian),
         cmocka_unit_test(klu_vs_umfpack),
+        cmocka_unit_test(edge_cases),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
