@@ -52,7 +52,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 
 step "configure + build"
 gen=""; command -v ninja >/dev/null && gen="-G Ninja"
-cmake -S "$SRC" -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DSLA_CUDA=ON -DSLA_WITH_MPI=OFF \
+cmake -S "$SRC" -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DSLA_CUDA=ON -DSLA_WITH_MPI=OFF -DBLA_VENDOR=Generic \
       -DSLA_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
       ${SLA_DEVICE_CMAKE_ARGS:-} > "$OUT/configure.txt" 2>&1
 cfg=$?

@@ -308,7 +308,16 @@ static sla_status apply(sla_cuda_csr *c, sla_op op, int64_t b, double alpha, con
     int t = op == SLA_OP_T;
     if (t) SLA_TRY(sla_cuda_csr_transpose(c));
     if (c->use_cusparse) {
-        SLA_TRY(sp_apply(c, t, b, alpha, x, beta, y));
+        sla_status st = sp_apply(c, t, b, alpha, x, beta, y);
+        if (st == SLA_EBACKEND && strstr(sla_last_error(), "NOT_SUPPORTED")) {
+            /* a cuSPARSE that accepted the descriptors but refuses the product: the own
+             * kernel from now on (sla_cuda_csr_describe() says so) */
+            c->use_cusparse = 0;
+            snprintf(c->describe, sizeof c->describe, "own kernel (%d threads per row; cuSPARSE "
+                     "SpMV refused at run time: %.80s)", c->lanes, sla_last_error());
+            return apply(c, op, b, alpha, x, beta, y, w, xy);
+        }
+        SLA_TRY(st);
         if (!xy) return SLA_OK;
         sla_space V;
         V.n = t ? c->ncols : c->nrows;

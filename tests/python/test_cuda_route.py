@@ -10,18 +10,7 @@ import torch_sla
 from torch_sla import _cuda
 from torch_sla.errors import UnsupportedError
 
-
-def poisson(n, dtype=torch.float64, device="cpu"):
-    idx = torch.arange(n * n)
-    i, j = idx // n, idx % n
-    rows, cols, vals = [idx], [idx], [torch.full((n * n,), 4.0, dtype=dtype)]
-    for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-        ok = (i + di >= 0) & (i + di < n) & (j + dj >= 0) & (j + dj < n)
-        rows.append(idx[ok])
-        cols.append(((i + di) * n + j + dj)[ok])
-        vals.append(torch.full((int(ok.sum()),), -1.0, dtype=dtype))
-    return (torch.cat(vals).to(device), torch.cat(rows).to(device), torch.cat(cols).to(device),
-            (n * n, n * n))
+from conftest import poisson2d
 
 
 def test_reason_or_available():
@@ -36,7 +25,8 @@ def test_reason_or_available():
 
 
 def test_cpu_tensors_do_not_take_the_cuda_route():
-    val, row, col, shape = poisson(6)
+    row, col, val = poisson2d(6)
+    shape = (36, 36)
     b = torch.ones(shape[0], dtype=torch.float64)
     x = torch_sla.spsolve(val, row, col, shape, b)
     assert not x.is_cuda
@@ -50,8 +40,8 @@ needs_gpu = pytest.mark.skipif(not (torch.cuda.is_available() and _cuda.availabl
 @needs_gpu
 @pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres", "minres"])
 def test_cuda_solve_matches_cpu(method):
-    val, row, col, shape = poisson(20)
-    val = val.clone()
+    row, col, val = poisson2d(20, shuffle=True)      # COO order ≠ CSR order: the device map
+    shape = (400, 400)
     g = torch.Generator().manual_seed(0)
     b = torch.rand(shape[0], 2, dtype=torch.float64, generator=g)
     gx = torch.rand(shape[0], 2, dtype=torch.float64, generator=g)
