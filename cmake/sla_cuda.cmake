@@ -45,7 +45,13 @@ set_target_properties(sla_cuda PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION $
                                           CUDA_VISIBILITY_PRESET hidden
                                           CUDA_RUNTIME_LIBRARY Shared)
 target_compile_definitions(sla_cuda PRIVATE SLA_BUILDING_LIBRARY)
-target_compile_options(sla_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wno-unused-parameter>)
+# The project's compile options (warnings; -fsanitize=... in SLA_SANITIZE builds) are host
+# compiler options that nvcc itself refuses: hand each to the host compiler instead.
+get_directory_property(_sla_dir_opts COMPILE_OPTIONS)
+set_property(TARGET sla_cuda PROPERTY COMPILE_OPTIONS "")
+foreach(_o ${_sla_dir_opts})
+  target_compile_options(sla_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_o}>)
+endforeach()
 target_include_directories(sla_cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(sla_cuda PUBLIC sla PRIVATE CUDA::cudart CUDA::cusparse)
 
