@@ -124,8 +124,9 @@ class _Solve(torch.autograd.Function):
         G = (g.unsqueeze(1) if ctx.vec else g).contiguous()
         dB = torch.empty_like(G)
         dcsr = torch.empty_like(ctx.solver.csr)
-        _sync()
-        ctx.solver.vjp(ctx.X, G, dB, dcsr)
+        with torch.cuda.device(ctx.X.device):       # libsla works on the current device
+            _sync()
+            ctx.solver.vjp(ctx.X, G, dB, dcsr)
         dval = dcsr[ctx.slot]                # every input entry gets its CSR slot's gradient
         return dval, (dB.squeeze(1) if ctx.vec else dB), None, None
 
