@@ -71,6 +71,19 @@ template <typename T> struct NonfiniteF {
 
 /* ---- the slots ---- */
 
+/* The generic layer hands the caller's blocks to the checks (find_nonfinite, amax,
+ * scale_pow2) and copies (axpby with a = 1, b = 0) before the backend sees them: a host
+ * pointer there is refused by name instead of faulting on the device, which would poison the
+ * CUDA context for the rest of the process. A pointer query costs about a microsecond: the
+ * methods pay it only where they copy a vector (a = 1, b = 0), not in their other updates. */
+static sla_status need_device(const sla_space *V, const void *p, const char *slot)
+{
+    if (V->n == 0 || sla_cuda_is_device_pointer(p)) return SLA_OK;
+    return sla_error_set(SLA_EINVAL, "cuda", "%s: a block of %lld entries is not CUDA device "
+                         "memory, but the solver's matrix is a device view (pass device blocks, "
+                         "or solve a host view with a host backend)", slot, (long long)V->n);
+}
+
 static sla_status cs_create(const sla_space *V, void **v)
 {
     *v = NULL;
@@ -120,6 +133,10 @@ static sla_status axpby_t(const sla_space *V, double a, const void *x, double b,
 
 static sla_status cs_axpby(const sla_space *V, double a, const void *x, double b, void *y)
 {
+    if (a == 1 && b == 0) {
+        SLA_TRY(need_device(V, x, "copy source"));
+        SLA_TRY(need_device(V, y, "copy destination"));
+    }
     return V->dtype == SLA_FLOAT64 ? axpby_t<double>(V, a, x, b, y) : axpby_t<float>(V, a, x, b, y);
 }
 
@@ -159,6 +176,7 @@ static sla_status cs_cg_direction(const sla_space *V, double beta, const void *z
 
 static sla_status cs_amax(const sla_space *V, const void *x, double *m)
 {
+    SLA_TRY(need_device(V, x, "amax"));
     if (V->dtype == SLA_FLOAT64)
         return sla_reduce<1, SLA_RMAX>(CTX(V), V->n, AmaxF<double>{(const double *)x}, m);
     return sla_reduce<1, SLA_RMAX>(CTX(V), V->n, AmaxF<float>{(const float *)x}, m);
@@ -166,6 +184,8 @@ static sla_status cs_amax(const sla_space *V, const void *x, double *m)
 
 static sla_status cs_scale_pow2(const sla_space *V, int e, const void *x, void *y)
 {
+    SLA_TRY(need_device(V, x, "scale source"));
+    SLA_TRY(need_device(V, y, "scale destination"));
     if (V->dtype == SLA_FLOAT64)
         return sla_for_each(V->n, ScaleF<double>{e, (const double *)x, (double *)y}, "scale kernel");
     return sla_for_each(V->n, ScaleF<float>{e, (const float *)x, (float *)y}, "scale kernel");
@@ -174,6 +194,8 @@ static sla_status cs_scale_pow2(const sla_space *V, int e, const void *x, void *
 static sla_status cs_find_nonfinite(const sla_space *V, const void *x, int64_t *bad)
 {
     double first = INFINITY;
+    *bad = -1;
+    SLA_TRY(need_device(V, x, "finiteness check"));
     if (V->dtype == SLA_FLOAT64)
         SLA_TRY((sla_reduce<1, SLA_RMIN>(CTX(V), V->n, NonfiniteF<double>{(const double *)x}, &first)));
     else
