@@ -107,6 +107,14 @@ typedef struct sla_cuda_operator {
 SLA_API void sla_cuda_operator_init(sla_cuda_operator *o, sla_cuda_csr *c, int64_t b,
                                     const sla_space *V, const void *inv_diag);
 
+/** Device memory for callers built without the CUDA runtime (the sla tool loads libsla_cuda
+ *  with dlopen): *ptr = cudaMalloc(bytes) (bytes = 0: a valid 1-byte allocation).
+ *  @return SLA_OK; SLA_EUNSUPPORTED (no device); SLA_ENOMEM naming the size. */
+SLA_API sla_status sla_cuda_alloc(size_t bytes, void **ptr);
+SLA_API void sla_cuda_free(void *ptr);
+/** Copies bytes host → device (to_device = 1) or device → host (0), synchronously. */
+SLA_API sla_status sla_cuda_copy(void *dst, const void *src, size_t bytes, int to_device);
+
 /** Whether ptr is device memory that the current device can read (cudaPointerGetAttributes:
  *  device or managed memory): 1, else 0 (host memory, or no device). */
 SLA_API int sla_cuda_is_device_pointer(const void *ptr);

@@ -59,3 +59,32 @@ extern "C" int sla_cuda_is_device_pointer(const void *ptr)
     }
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
+
+extern "C" sla_status sla_cuda_alloc(size_t bytes, void **ptr)
+{
+    SLA_CHECK_ARG(ptr, "ptr is NULL");
+    *ptr = NULL;
+    SLA_CU_NEED_DEVICE();
+    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError();
+        return sla_error_set(SLA_ENOMEM, __func__, "cudaMalloc of %zu bytes: %s", bytes,
+                             cudaGetErrorString(e));
+    }
+    return SLA_OK;
+}
+
+extern "C" void sla_cuda_free(void *ptr)
+{
+    if (ptr) cudaFree(ptr);
+}
+
+extern "C" sla_status sla_cuda_copy(void *dst, const void *src, size_t bytes, int to_device)
+{
+    SLA_CHECK_ARG((dst && src) || bytes == 0, "dst or src is NULL");
+    if (bytes == 0) return SLA_OK;
+    SLA_CU(cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
+           to_device ? "cudaMemcpy host to device" : "cudaMemcpy device to host");
+    return SLA_OK;
+}
