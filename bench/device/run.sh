@@ -58,7 +58,7 @@ cmake -S "$SRC" -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DSLA_CUDA=ON -DSLA_WITH
 cfg=$?
 tail -15 "$OUT/configure.txt"; grep -i "libsla_cuda\|error" "$OUT/configure.txt" | head; rm -f "$OUT/configure.txt"
 if [ $cfg -ne 0 ]; then record configure '"failed"'; echo "{$(IFS=,; echo "${status_of[*]}")}" > "$OUT/summary.json"; exit 1; fi
-cmake --build "$B" -j "$(nproc)" --target sla sla_cuda test_cuda_registry test_cuda_gpu bench_cuda_cg 2>&1 | tail -20
+cmake --build "$B" -j "$(nproc)" --target sla sla_cuda test_cuda_registry test_cuda_gpu bench_cuda_cg sla_cli 2>&1 | tail -20
 built=${PIPESTATUS[0]}
 record build "$built"
 [ "$built" -ne 0 ] && { echo "{$(IFS=,; echo "${status_of[*]}")}" > "$OUT/summary.json"; exit 1; }
@@ -66,6 +66,25 @@ record build "$built"
 step "CUDA tests (ctest -L cuda)"
 ctest --test-dir "$B" -L cuda --output-on-failure -V 2>&1 | grep -v "^[0-9]*: *$" | tail -80
 record ctest_cuda "${PIPESTATUS[0]}"
+
+step "CLI: sla solve --device cuda (Poisson 100^2 written as Matrix Market)"
+python3 - /tmp/sla-poisson100.mtx <<'PY'
+import sys
+n = 100
+with open(sys.argv[1], "w") as f:
+    ent = []
+    for i in range(n):
+        for j in range(n):
+            p = i * n + j
+            ent.append((p, p, 4.0))
+            for a, b in ((i - 1, j), (i + 1, j), (i, j - 1), (i, j + 1)):
+                if 0 <= a < n and 0 <= b < n:
+                    ent.append((p, a * n + b, -1.0))
+    f.write("%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n" % (n * n, n * n, len(ent)))
+    f.writelines("%d %d %.1f\n" % (r + 1, c + 1, v) for r, c, v in ent)
+PY
+"$B/tools/sla/sla" solve /tmp/sla-poisson100.mtx --device cuda --method cg --precond jacobi --rtol 1e-10 --json
+record cli_device_cuda "$?"
 
 step "benchmark: Poisson 1000^2, CG + Jacobi, rtol 1e-8 (cuSPARSE, then own SpMV)"
 "$B/bench/device/bench_cuda_cg" --n 1000 --reps 5 --rtol 1e-8 | tee "$OUT/bench_cusparse.json"
