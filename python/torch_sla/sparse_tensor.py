@@ -28,7 +28,9 @@ _VALUE_DTYPES = _FLOAT_DTYPES + (torch.complex128, torch.complex64)
 
 def _check_cpu(t, what):
     if t.device.type != "cpu":
-        raise ValueError(f"{what} is on {t.device}; libsla runs on the CPU (use .cpu())")
+        raise ValueError(f"{what} is on {t.device}; SparseTensor runs on the CPU (use .cpu()); "
+                         f"CUDA tensors: torch_sla.spsolve(val, row, col, shape, b) solves on "
+                         f"libsla's CUDA backend")
 
 
 def _as_index(t, what):

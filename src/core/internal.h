@@ -76,6 +76,11 @@ void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_
  *  (SLA_CHECK_COMPLEX_OK) admits complex dtypes. */
 SLA_API sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite);
+/** The same checks for a caller that also takes device views (sla_solver_create): the space
+ *  must be host or device; finiteness is checked for host values only (a device backend checks
+ *  its own). */
+SLA_API sla_status sla_matrix_check_space(const char *func, const char *name,
+                                          const sla_matrix *A, int check_finite);
 
 /** 1 if every one of n entries of dtype is finite (a complex entry: both parts); else 0 and
  *  *bad = first bad index (in entries). */
