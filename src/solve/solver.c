@@ -121,9 +121,33 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
 {
     SLA_CHECK_ARG(out, "out is NULL");
     *out = NULL;
-    SLA_TRY(sla_matrix_check_space(__func__, "A", A, 1));
+    SLA_TRY(sla_matrix_check_space(__func__, "A", A, 1 | SLA_CHECK_COMPLEX_OK));
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
     sla_method method = opt ? opt->method : SLA_METHOD_AUTO;
+    if (sla_dtype_is_complex(A->dtype)) {
+        /* complex, method = auto: Cholesky (CHOLMOD LLᴴ) for a Hermitian matrix whose
+         * factorization succeeds, else sparse LU (UMFPACK); a method no backend serves for
+         * complex is refused by sla_backend_find by name */
+        if (m != n)
+            return SLA_FAIL(SLA_EUNSUPPORTED, "A is %lld × %lld %s: complex least squares is "
+                            "not supported yet", (long long)m, (long long)n,
+                            sla_dtype_name(A->dtype));
+        if (method == SLA_METHOD_AUTO) {
+            sla_solver_options o;
+            if (opt) o = *opt; else sla_solver_options_init(&o);
+            int herm = 0;
+            double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+            SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
+            if (herm) {
+                o.method = SLA_METHOD_CHOLESKY;
+                sla_status st = sla_solver_create(A, &o, out);
+                if (st != SLA_ENOTSPD && st != SLA_EINVAL) return st;
+                sla_clear_error();         /* not positive definite: LU below */
+            }
+            o.method = SLA_METHOD_LU;
+            return sla_solver_create(A, &o, out);
+        }
+    }
     if (m != n && method != SLA_METHOD_AUTO && method != SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; method %s needs a square matrix (least "
                         "squares: method lsqr or auto)", (long long)m, (long long)n,
