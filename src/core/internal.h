@@ -38,6 +38,14 @@ SLA_API int64_t sla_test_fail_alloc_after(int64_t n);
  *  Measurements: docs/krylov.md, "Threads". */
 #define SLA_PAR_MIN_BYTES (4.0 * 1024 * 1024)
 
+/** Threads for a libsla parallel region started now: sla_get_num_threads(), or 1 inside an
+ *  active parallel region (nested call). Every `#pragma omp parallel` in libsla passes it (or a
+ *  count derived from it) as num_threads, never OpenMP's global nthreads-var (sla/base.h). */
+SLA_API int sla_threads(void);
+
+/** sla_get_num_threads() for internal callers (no nesting test). */
+int sla_threads_configured(void);
+
 /** Parts to split a kernel moving `bytes` bytes into, for `threads` threads:
  *  min(threads, 2·bytes / threshold), at least 1. A pure function of its arguments (and of the
  *  threshold), for partitions that results depend on (reduction chunks, smoother blocks). */

@@ -48,7 +48,7 @@ static sla_pattern *pattern_alloc(int64_t nrows, int64_t ncols, int64_t nnz_in)
 static sla_status assemble_rows(sla_pattern *p, const int64_t *rowstart, entry *e)
 {
     int64_t m = p->nrows;
-    #pragma omp parallel for schedule(dynamic, 256)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(dynamic, 256)
     for (int64_t i = 0; i < m; i++) sort_row(e + rowstart[i], rowstart[i + 1] - rowstart[i]);
 
     /* count unique entries per row */
@@ -63,7 +63,7 @@ static sla_status assemble_rows(sla_pattern *p, const int64_t *rowstart, entry *
     p->has_duplicates = p->nnz != p->nnz_in;
     p->colind = sla_malloc((size_t)p->nnz, sizeof(int32_t), "column indices");
     if (!p->colind) return SLA_ENOMEM;
-    #pragma omp parallel for schedule(dynamic, 256)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(dynamic, 256)
     for (int64_t i = 0; i < m; i++) {
         int64_t s = p->rowptr[i] - 1;
         for (int64_t q = rowstart[i]; q < rowstart[i + 1]; q++) {

@@ -18,14 +18,14 @@ static void FN(scatter)(const sla_pattern *p, int64_t batch, const REAL *csr, RE
 {
     int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
     const int64_t *map = sla_pattern_map(p);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t k = 0; k < nin; k++) coo[b * nin + k] = csr[b * nnz + map[k]];
 }
 
 static void FN(permute)(int64_t batch, int64_t nnz, const int64_t *perm, const REAL *in, REAL *out)
 {
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t j = 0; j < nnz; j++) out[b * nnz + j] = in[b * nnz + perm[j]];
 }
@@ -36,7 +36,7 @@ static void FN(scale)(const sla_pattern *p, int64_t batch, double alpha, const R
     int64_t m = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++) {
             REAL r = (REAL)alpha * (rs ? rs[i] : (REAL)1);
@@ -47,6 +47,6 @@ static void FN(scale)(const sla_pattern *p, int64_t batch, double alpha, const R
 
 static void FN(axpby)(int64_t n, double alpha, const REAL *x, double beta, const REAL *y, REAL *out)
 {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static)
     for (int64_t i = 0; i < n; i++) out[i] = (REAL)alpha * x[i] + (REAL)beta * y[i];
 }

@@ -237,7 +237,7 @@ sla_status sla_amg_create(const sla_matrix *A, int64_t b, const sla_amg_options 
     amg->opt = resolve_options(o);
     amg->dtype = A->dtype;
     amg->n = sla_pattern_nrows(A->pattern);
-    amg->nthreads = omp_get_max_threads();
+    amg->nthreads = sla_threads();
     amg->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
     amg->lev = sla_calloc((size_t)amg->opt.max_levels, sizeof(amg_level), "AMG levels");
     sla_status st = SLA_ENOMEM;

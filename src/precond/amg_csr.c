@@ -62,7 +62,7 @@ fail:
 void amg_permute_values(const amg_csr *M, const int64_t *perm, amg_csr *Mt)
 {
     int64_t nnz = amg_nnz(Mt);
-    #pragma omp parallel for schedule(static) if (nnz > 4 * AMG_PARALLEL_MIN)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (nnz > 4 * AMG_PARALLEL_MIN)
     for (int64_t k = 0; k < nnz; k++) Mt->v[k] = M->v[perm[k]];
 }
 

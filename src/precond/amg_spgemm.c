@@ -103,7 +103,7 @@ static sla_status work_split(const amg_csr *A, const amg_csr *B, int nt, int64_t
 sla_status amg_spgemm(const amg_csr *A, const amg_csr *B, amg_csr *C)
 {
     int64_t m = A->nrows, n = B->ncols;
-    int nt = m > AMG_PARALLEL_MIN / 8 ? omp_get_max_threads() : 1;
+    int nt = m > AMG_PARALLEL_MIN / 8 ? sla_threads() : 1;
     sla_status st = SLA_ENOMEM;
     memset(C, 0, sizeof *C);
     C->nrows = m;
@@ -178,7 +178,7 @@ done:
 sla_status amg_spgemm_numeric(const amg_csr *A, const amg_csr *B, amg_csr *C)
 {
     int64_t m = A->nrows, n = B->ncols;
-    int nt = m > AMG_PARALLEL_MIN / 8 ? omp_get_max_threads() : 1;
+    int nt = m > AMG_PARALLEL_MIN / 8 ? sla_threads() : 1;
     int64_t *pos = sla_malloc((size_t)nt * (size_t)n, sizeof(int64_t), "AMG product slots");
     if (!pos) return SLA_ENOMEM;
     #pragma omp parallel num_threads(nt) if (nt > 1)
