@@ -3,6 +3,10 @@
 static void FN(gather)(const sla_pattern *p, int64_t batch, const REAL *coo, REAL *csr)
 {
     int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    if (sla_pattern_identity_map(p)) {         /* −0 + x = x: the same bits as the sum below */
+        memcpy(csr, coo, (size_t)(batch * nnz) * sizeof(REAL));
+        return;
+    }
     const int64_t *map = sla_pattern_map(p);
     for (int64_t b = 0; b < batch; b++) {
         REAL *dst = csr + b * nnz;
@@ -17,6 +21,10 @@ static void FN(gather)(const sla_pattern *p, int64_t batch, const REAL *coo, REA
 static void FN(scatter)(const sla_pattern *p, int64_t batch, const REAL *csr, REAL *coo)
 {
     int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    if (sla_pattern_identity_map(p)) {
+        memcpy(coo, csr, (size_t)(batch * nnz) * sizeof(REAL));
+        return;
+    }
     const int64_t *map = sla_pattern_map(p);
     #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
