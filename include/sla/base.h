@@ -92,6 +92,11 @@ SLA_API sla_status sla_set_num_threads(int n);
 /** The thread count libsla's parallel regions use now (the rule of sla_set_num_threads), ≥ 1. */
 SLA_API int sla_get_num_threads(void);
 
+/** Peak resident set size of the calling process so far, in bytes (getrusage(RUSAGE_SELF)
+ *  ru_maxrss; everything the process touched, libsla's allocations and the caller's alike);
+ *  -1 if the system does not report it. Thread-safe. */
+SLA_API int64_t sla_peak_rss_bytes(void);
+
 /** Version string of the library, e.g. "0.1.0". */
 SLA_API const char *sla_version(void);
 

@@ -1,4 +1,4 @@
-/* libsla's own thread count (rule: sla/base.h, sla_set_num_threads), kept apart from OpenMP's
+/* Process facts libsla reports: its own thread count (rule: sla/base.h, sla_set_num_threads), kept apart from OpenMP's
  * global nthreads-var so that a host that set it (torch sets 1) neither slows libsla nor is
  * changed by it. Every parallel region in libsla passes sla_threads() as num_threads. */
 #define _GNU_SOURCE
@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "core/internal.h"
 
@@ -59,4 +60,11 @@ sla_status sla_set_num_threads(int n)
 int sla_get_num_threads(void)
 {
     return sla_threads_configured();
+}
+
+int64_t sla_peak_rss_bytes(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss <= 0) return -1;
+    return 1024 * (int64_t)ru.ru_maxrss;      /* Linux reports kilobytes */
 }
