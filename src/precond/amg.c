@@ -84,11 +84,16 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
     size_t n = (size_t)L->A.nrows;
     L->diag = sla_malloc(n, sizeof(double), "AMG diagonal");
     L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
-    L->b = sla_malloc(n, sizeof(double), "AMG right-hand side");
-    L->x = sla_malloc(n, sizeof(double), "AMG solution");
+    /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
+     * allocated on the first such apply (level0_buffers), 16 bytes per unknown saved */
+    if (L != &amg->lev[0]) {
+        L->b = sla_malloc(n, sizeof(double), "AMG right-hand side");
+        L->x = sla_malloc(n, sizeof(double), "AMG solution");
+        if (!L->b || !L->x) return SLA_ENOMEM;
+    }
     L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->diag || !L->dinv || !L->b || !L->x || !L->r || !L->xold) return SLA_ENOMEM;
+    if (!L->diag || !L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
@@ -139,6 +144,10 @@ static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
     SLA_TRY(amg_transpose(&L->P, &L->R, &L->rperm));
     SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
     SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
+    /* A·P is not kept: on level 0 of a 2D 5-point problem it is ~68 bytes per fine unknown,
+     * the largest array of the hierarchy; freed before the next level (and the solve's
+     * vectors) are allocated, it stays out of the peak after level 0. update() rebuilds it. */
+    amg_csr_free(&L->AP);
     *coarsened = 1;
     return SLA_OK;
 }
@@ -149,8 +158,11 @@ static sla_status level_galerkin_update(sla_amg *amg, int l)
     amg_level *L = &amg->lev[l];
     SLA_TRY(level_prolong_values(L));
     amg_permute_values(&L->P, L->rperm, &L->R);
-    SLA_TRY(amg_spgemm_numeric(&L->A, &L->P, &L->AP));
-    return amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
+    /* A·P again (symbolic and numeric: not kept, see level_coarsen), then freed */
+    sla_status st = amg_spgemm(&L->A, &L->P, &L->AP);
+    if (st == SLA_OK) st = amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
+    amg_csr_free(&L->AP);
+    return st;
 }
 
 static void describe(sla_amg *amg)
@@ -405,6 +417,9 @@ sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z)
         b0 = r;
         x0 = z;
     } else {
+        if (!L0->b) L0->b = sla_malloc((size_t)n, sizeof(double), "AMG right-hand side");
+        if (!L0->x) L0->x = sla_malloc((size_t)n, sizeof(double), "AMG solution");
+        if (!L0->b || !L0->x) return SLA_ENOMEM;
         amg_to_double(amg->dtype, r, 0, n, L0->b);
         b0 = L0->b;
         x0 = amg->dtype == SLA_FLOAT64 ? z : L0->x;

@@ -63,7 +63,7 @@ typedef struct amg_level {
     double *dinv;          /* [n] smoother's inverse diagonal (l1 for GS, damped for Jacobi) */
     double *diag;          /* [n] diagonal of A */
     amg_csr P, R;          /* prolongator (n × nc) and R = Pᵀ; absent on the coarsest level */
-    amg_csr AP;            /* A·P, kept for update() (Ac = R·(A·P)) */
+    amg_csr AP;            /* A·P while Ac = R·(A·P) is formed (set-up, update); freed after */
     int64_t *rperm;        /* R.v[k] = P.v[rperm[k]] */
     int32_t *agg;          /* [n] aggregate of each row, −1 for an isolated row */
     int64_t nagg;
