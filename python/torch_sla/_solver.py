@@ -198,7 +198,7 @@ class Solver:
         the info (a success status already means the factors solved the system, converged = 1;
         about 40 % of a solve on the training loop's 3844-unknown matrix). Method auto keeps
         the info: its converged flag may come from the backward-error check."""
-        if not want_info and self.options.method in _DIRECT_METHODS:
+        if not want_info and self.options.method_name in _DIRECT_METHODS:
             return _DIRECT_OK, None
         info = SolveInfoC()
         return info, ctypes.byref(info)
