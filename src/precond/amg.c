@@ -54,7 +54,6 @@ static void level_free(amg_level *L)
     amg_blocks_free(&L->blk);
     amg_blocks_free(&L->blkt);
     sla_free(L->atperm);
-    sla_free(L->rperm);
     sla_free(L->agg);
     sla_free(L->diag);
     sla_free(L->dinv);
@@ -141,7 +140,8 @@ static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
     }
     SLA_TRY(amg_prolong_symbolic(&L->A, L->agg, L->nagg, &L->P));
     SLA_TRY(level_prolong_values(L));
-    SLA_TRY(amg_transpose(&L->P, &L->R, &L->rperm));
+    /* no value permutation kept (8 bytes per entry of P): update() walks P again */
+    SLA_TRY(amg_transpose(&L->P, &L->R, NULL));
     SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
     SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
     /* A·P is not kept: on level 0 of a 2D 5-point problem it is ~68 bytes per fine unknown,
@@ -157,7 +157,7 @@ static sla_status level_galerkin_update(sla_amg *amg, int l)
 {
     amg_level *L = &amg->lev[l];
     SLA_TRY(level_prolong_values(L));
-    amg_permute_values(&L->P, L->rperm, &L->R);
+    SLA_TRY(amg_transpose_values(&L->P, &L->R));
     /* A·P again (symbolic and numeric: not kept, see level_coarsen), then freed */
     sla_status st = amg_spgemm(&L->A, &L->P, &L->AP);
     if (st == SLA_OK) st = amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
