@@ -6,7 +6,8 @@ solve time and iterations, and, from the largest measured size of each method, t
 would fit in a memory budget at that per-unknown figure (an extrapolation, labelled so).
 
 Run: PYTHONPATH=python SLA_LIBRARY=build/libsla.so /usr/bin/python3 bench/scale.py
-     [--sides 2000,4000] [--budget-gb 24] [--jacobi-maxiter 0 (no cap)]
+     [--sides 2000,4000] [--budget-gb 24] [--jacobi-maxiter 0 (no cap; applied above 4M)]
+     [--preconds jacobi,amg] [--torch-side 1000]
 """
 import argparse
 import json
@@ -61,11 +62,13 @@ def main():
     ap.add_argument("--budget-gb", type=float, default=24.0)
     ap.add_argument("--jacobi-maxiter", type=int, default=0)
     ap.add_argument("--torch-side", type=int, default=1000)
+    ap.add_argument("--preconds", default="jacobi,amg")
     args = ap.parse_args()
     sides = [int(s) for s in args.sides.split(",")]
     out = {"benchmark": "scale", "problem": "poisson2d_5pt", "rtol": args.rtol,
            "loadavg_start": os.getloadavg(), "c": [], "torch_sla": []}
-    for precond in ("jacobi", "amg"):
+    preconds = args.preconds.split(",")
+    for precond in preconds:
         for side in sides:
             mi = args.jacobi_maxiter if precond == "jacobi" and side * side > 4_000_000 else 0
             r = run_c(precond, side, args.rtol, mi)
@@ -78,7 +81,7 @@ def main():
             "measured_at_unknowns": rs[-1]["unknowns"],
             "unknowns_in_budget": budget / rs[-1]["peak_bytes_per_unknown"],
             "note": "extrapolated from the per-unknown peak at the largest measured size"}
-        for p in ("jacobi", "amg")
+        for p in preconds
         for rs in [[r for r in out["c"] if r["precond"] == p]]}
     out["budget_gb"] = args.budget_gb
     out["loadavg_end"] = os.getloadavg()
