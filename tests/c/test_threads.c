@@ -2,6 +2,7 @@
  * the affinity mask), independence from OpenMP's global setting in both directions (a host
  * such as torch sets omp_set_num_threads(1)), and bit-identical results for a given count. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -19,6 +20,43 @@ static int expected_default(void)
     cpu_set_t set;
     assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
     return CPU_COUNT(&set);
+}
+
+static int task_count(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* First test of the process (no OpenMP team exists yet): with OpenMP's global count at 1, a
+ * libsla kernel on 2 threads starts a team of 2, i.e. the runtime creates one worker thread. */
+static void team_despite_openmp_one(void **state)
+{
+    (void)state;
+    int before = task_count();
+    if (before < 0) skip();
+    int omp_saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    TU_OK(sla_set_num_threads(2));
+    double saved = sla_test_par_min_bytes(0);
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    tu_poisson2d(100, 100, &p, &v);
+    int64_t n = sla_pattern_nrows(p);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    double *x = calloc((size_t)n, sizeof(double)), *y = calloc((size_t)n, sizeof(double));
+    TU_OK(sla_spmv(SLA_OP_N, 1.0, &A, x, 0, 1, 0.0, y));
+    assert_int_equal(task_count(), before + 1);
+    assert_int_equal(omp_get_max_threads(), 1);
+    sla_test_par_min_bytes(saved);
+    TU_OK(sla_set_num_threads(0));
+    omp_set_num_threads(omp_saved);
+    free(x); free(y); free(v);
+    sla_pattern_free(&p);
 }
 
 static void rule_and_errors(void **state)
@@ -131,6 +169,7 @@ static void nested_call_runs_serial(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(team_despite_openmp_one),     /* first: no team exists yet */
         cmocka_unit_test(rule_and_errors),
         cmocka_unit_test(independent_of_openmp_setting),
         cmocka_unit_test(nested_call_runs_serial),
