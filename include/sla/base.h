@@ -96,6 +96,11 @@ SLA_API int sla_get_num_threads(void);
  *  ru_maxrss; everything the process touched, libsla's allocations and the caller's alike);
  *  -1 if the system does not report it. Thread-safe. */
 SLA_API int64_t sla_peak_rss_bytes(void);
+/** Releases a buffer that libsla allocated and handed to the caller (the values of
+ *  sla_gallery_grid(), sla_gallery_graph_laplacian(), sla_dist_pattern_scatter(), ...). NULL is a
+ *  no-op. Use it rather than free() from another runtime (ctypes, a sanitizer-preloaded process):
+ *  it frees with the allocator libsla allocated with. */
+SLA_API void sla_free(void *p);
 
 /** Version string of the library, e.g. "0.1.0". */
 SLA_API const char *sla_version(void);

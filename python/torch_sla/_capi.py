@@ -126,6 +126,7 @@ _PROTOTYPES = {
     "sla_set_num_threads": (c_int, [c_int]),
     "sla_get_num_threads": (c_int, []),
     "sla_peak_rss_bytes": (c_int64, []),
+    "sla_free": (None, [c_void_p]),
     # pattern.h
     "sla_pattern_from_coo": (c_int, [c_int64, c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),
     "sla_pattern_from_csr": (c_int, [c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),
