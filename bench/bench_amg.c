@@ -162,7 +162,7 @@ int main(int argc, char **argv)
     const char **cases = argc > 2 ? (const char **)argv + 2 : defaults;
     int ncases = argc > 2 ? argc - 2 : 4;
     printf("{\"bench\": \"amg\", \"threads\": %d, \"rtol\": 1e-8, \"repeat\": %d, "
-           "\"problems\": [\n", omp_get_max_threads(), repeat);
+           "\"problems\": [\n", sla_get_num_threads(), repeat);
     for (int c = 0; c < ncases; c++) {
         int64_t m = atoll(cases[c] + 4);
         char name[64];

@@ -579,7 +579,7 @@ int main(int argc, char **argv)
     }
     const char *obt = getenv("OPENBLAS_NUM_THREADS");
     printf("{\n  \"benchmark\": \"direct\", \"omp_threads\": %d, \"openblas_threads\": \"%s\", "
-           "\"clock\": \"%s\", \"cholmod\": \"%d.%d.%d\",\n", omp_get_max_threads(), obt ? obt : "default",
+           "\"clock\": \"%s\", \"cholmod\": \"%d.%d.%d\",\n", sla_get_num_threads(), obt ? obt : "default",
            bench_clock == CLOCK_MONOTONIC ? "wall" : "process cpu", CHOLMOD_MAIN_VERSION,
            CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION);
     fflush(stdout);

@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--rss") == 0) return rss_child(argv[2], atoll(argv[3]));
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    printf("{\n  \"benchmark\": \"krylov\",\n  \"threads\": %d,\n", omp_get_max_threads());
+    printf("{\n  \"benchmark\": \"krylov\",\n  \"threads\": %d,\n", sla_get_num_threads());
     /* first, while this process is still small: a child inherits the parent's RSS high-water
      * mark in ru_maxrss across fork + exec */
     printf("  \"rss_forward_backward_poisson2d_300x300\": [\n");

@@ -126,7 +126,8 @@ static void run_grid(int64_t nx, const int *threads, int nthreads, double *const
     for (int64_t i = 0; i < r.rows; i++) x[i] = 1.0 + (double)(i % 7) * 0.125;
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, values);
     for (int ti = 0; ti < nthreads; ti++) {
-        omp_set_num_threads(threads[ti]);
+        omp_set_num_threads(threads[ti]);      /* the triad */
+        CHECK(sla_set_num_threads(threads[ti]));   /* libsla */
         r.threads = threads[ti];
         r.triad = triad(abc[0], abc[1], abc[2], ntriad, reps, t);
         r.n = time_spmv(SLA_OP_N, &A, x, y, reps, t);

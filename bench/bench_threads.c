@@ -1,7 +1,7 @@
 /* Threads benchmark: when do OpenMP threads pay off for a Krylov solve? Prints one JSON object.
  *
  * For CG + Jacobi on 2D Poisson problems from 32² to 1000² (and bcsstk13 when the shared
- * matrices are found), the time per iteration with 1 and with 2 threads (omp_set_num_threads
+ * matrices are found), the time per iteration with 1 and with 2 threads (sla_set_num_threads
  * before each solve; the library's own rule decides which kernels run on the team). Each
  * measurement runs about 0.05 s of iterations on one thread (rtol = atol = 0, solves repeated
  * when a small problem reaches its attainable accuracy first); the 1- and 2-thread measurements
@@ -14,7 +14,7 @@
  *   --quick      sizes up to 256² only
  *
  * Also reported: the load average at the start, OMP_WAIT_POLICY, and the thread count the
- * library would use (omp_get_max_threads). See docs/krylov.md, "Threads".
+ * library would use (sla_get_num_threads). See docs/krylov.md, "Threads".
  */
 #include <omp.h>
 #include <signal.h>
@@ -52,7 +52,7 @@ static double time_per_iteration(const sla_matrix *A, int64_t iters, int t)
     o.maxiter = iters;
     double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
     for (int64_t i = 0; i < n; i++) b[i] = 1;
-    omp_set_num_threads(t);
+    sla_set_num_threads(t);
     sla_solver *s = NULL;
     double el = 0;
     if (sla_solver_create(A, &o, &s) != SLA_OK) done = -1;
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
         if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
         fclose(f);
     }
-    int max_threads = omp_get_max_threads();
+    int max_threads = sla_get_num_threads();
     pid_t kids[64];
     if (busy > 64) busy = 64;
     for (int k = 0; k < busy; k++) {

@@ -20,7 +20,12 @@ Solver: every step builds A(κ) on the same pattern, so torch_sla refactors one 
 (numeric work only) and the backward reuses its factors for the adjoint solve. The default
 method is CHOLMOD's Cholesky (A is SPD); for this 3844-unknown matrix its refactorization took
 1.4 ms against 1.9 ms for KLU, 3.3 ms for MUMPS LDLᵀ and 5.2 ms for UMFPACK LU
-(--method klu, ldlt, lu, cg, ... select the others).
+(--method klu, ldlt, lu, cg, ... select the others). CHOLMOD's rule picks a simplicial factor
+here (flops/nnz(L) = 37 < 40) with AMD (nnz(L) 62.5k; METIS 63.9k): the raw cholmod_factorize
+took 1.24–1.31 ms simplicial against 3.4–4.0 ms supernodal (too many small supernodes for BLAS to
+pay). Every libsla kernel of this size runs on one thread (below the 4 MiB rule of
+docs/krylov.md, "Threads"), so the thread count does not matter. The per-step profile against a
+SciPy-splu autograd Function is bench/inverse_step.py.
 
 Run:  PYTHONPATH=python /usr/bin/python3 examples/inverse_coefficient.py [--steps N] [--size S]
       [--method cholesky|klu|ldlt|lu|cg|...] [--out inverse_coefficient.png] [--lr 0.05]

@@ -88,6 +88,30 @@ SLA_API size_t sla_dtype_size(sla_dtype dtype);
 /** Name of the dtype ("float64", "float32", "complex128", "complex64"); "invalid" otherwise. */
 SLA_API const char *sla_dtype_name(sla_dtype dtype);
 
+/** Threads of libsla's own OpenMP regions. libsla decides its count itself, apart from the
+ *  OpenMP runtime's global setting (omp_set_num_threads / nthreads-var), which a host such as
+ *  PyTorch may have set for its own regions (torch sets 1 when it counts one physical core);
+ *  every libsla parallel region passes its count in a num_threads clause, so neither setting
+ *  changes the other. The count, first rule that applies:
+ *    1. n > 0 from the last sla_set_num_threads(n);
+ *    2. $SLA_NUM_THREADS, a positive integer;
+ *    3. $OMP_NUM_THREADS, its first (outermost) positive integer;
+ *    4. the CPUs in the process's affinity mask (sched_getaffinity) when first asked.
+ *  Environment variables are read once, at the first parallel call. Inside an active parallel
+ *  region of the caller's (nested call) libsla runs on the calling thread only, so it never
+ *  oversubscribes a host's team. OpenBLAS (BLAS-3 inside supernodal CHOLMOD) keeps its own
+ *  count (OPENBLAS_NUM_THREADS). Results are bit-identical run to run for a given count.
+ *  Errors: SLA_EINVAL for n < 0. n = 0 returns to rules 2–4. Process-wide; call it between
+ *  solves (objects created earlier size per-thread workspaces at create time and keep them). */
+SLA_API sla_status sla_set_num_threads(int n);
+
+/** The thread count libsla's parallel regions use now (the rule of sla_set_num_threads), ≥ 1. */
+SLA_API int sla_get_num_threads(void);
+
+/** Peak resident set size of the calling process so far, in bytes (getrusage(RUSAGE_SELF)
+ *  ru_maxrss; everything the process touched, libsla's allocations and the caller's alike);
+ *  -1 if the system does not report it. Thread-safe. */
+SLA_API int64_t sla_peak_rss_bytes(void);
 /** Releases a buffer that libsla allocated and handed to the caller (the values of
  *  sla_gallery_grid(), sla_gallery_graph_laplacian(), sla_dist_pattern_scatter(), ...). NULL is a
  *  no-op. Use it rather than free() from another runtime (ctypes, a sanitizer-preloaded process):

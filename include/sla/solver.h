@@ -185,6 +185,10 @@ typedef struct sla_solve_info {
                                   *   (the gradient of the least-squares objective, 0 at its
                                   *   minimum); NaN for the other methods */
     char description[SLA_DESCRIPTION_LEN];       /**< one line: method, backend, ordering and why */
+    int64_t peak_bytes;          /**< peak resident set size of the process up to the end of this
+                                  *   call, bytes (sla_peak_rss_bytes(): getrusage ru_maxrss), so
+                                  *   the matrix build and the solver set-up are included; -1 if
+                                  *   unknown. Divide by the unknowns for bytes per unknown */
 } sla_solve_info;
 
 /** Opaque solver object. */

@@ -56,6 +56,21 @@ _backends_module.__class__ = _CallableModule
 backends = _backends_module
 
 __version__ = _lib.sla_version().decode()
+
+
+def set_num_threads(n):
+    """Sets the threads of libsla's parallel regions (solves, SpMV, AMG set-up), process-wide;
+    ``n = 0`` returns to the default. torch's own count (``torch.set_num_threads``) is neither
+    read nor changed. Default, first rule that applies: ``$SLA_NUM_THREADS``,
+    ``$OMP_NUM_THREADS``, the CPUs in the process's affinity mask (``os.sched_getaffinity``).
+    Results are bit-identical run to run for a given count. Raises SlaValueError for n < 0."""
+    from ._capi import check
+    check(_lib.sla_set_num_threads(int(n)))
+
+
+def get_num_threads():
+    """The thread count libsla's parallel regions use now (see :func:`set_num_threads`)."""
+    return int(_lib.sla_get_num_threads())
 library_path = _lib.path
 
 __all__ = [
@@ -74,5 +89,6 @@ __all__ = [
     "SlaValueError", "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError",
     "BreakdownError", "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",
     "clear_solver_cache", "set_solver_cache_size", "solver_cache_info", "library_path",
-    "nonlinear_solve", "adjoint_solve", "NonlinearInfo", "jacobian_sparsity",
+    "nonlinear_solve", "adjoint_solve", "NonlinearInfo", "jacobian_sparsity", "set_num_threads",
+    "get_num_threads",
 ]

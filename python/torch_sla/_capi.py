@@ -74,7 +74,8 @@ class SolveInfoC(ctypes.Structure):
                 ("iterations", c_int64), ("residual_norm", c_double),
                 ("relative_residual", c_double), ("rcond", c_double),
                 ("normal_residual", c_double),
-                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), _TAIL_PAD]
+                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), ("peak_bytes", c_int64),
+                _TAIL_PAD]
 
 
 class BackendInfoC(ctypes.Structure):
@@ -123,6 +124,9 @@ _PROTOTYPES = {
     "sla_last_error": (c_char_p, []),
     "sla_clear_error": (None, []),
     "sla_version": (c_char_p, []),
+    "sla_set_num_threads": (c_int, [c_int]),
+    "sla_get_num_threads": (c_int, []),
+    "sla_peak_rss_bytes": (c_int64, []),
     "sla_free": (None, [c_void_p]),
     # pattern.h
     "sla_pattern_from_coo": (c_int, [c_int64, c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),

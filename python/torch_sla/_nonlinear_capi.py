@@ -24,7 +24,7 @@ class LinearInfoC(ctypes.Structure):
                 ("iterations", c_int64), ("residual_norm", c_double),
                 ("relative_residual", c_double), ("rcond", c_double),
                 ("normal_residual", c_double),
-                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN)]
+                ("description", ctypes.c_char * SLA_DESCRIPTION_LEN), ("peak_bytes", c_int64)]
 
 
 class ProblemC(ctypes.Structure):

@@ -109,7 +109,7 @@ class Solve(Function):
 
         def run():
             x = b.new_empty((b.shape[0], pattern.ncols, b.shape[-1]))
-            st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x)
+            st, info = solver.solve(SLA_OP_N, b.shape[-1], b, x, want_info=config.want_info)
             config.report(st, info)
             return x
         x = _pinned(solver, pin, run)
@@ -172,7 +172,7 @@ def solve_backward(ctx, g):
     if ctx.lsqr:
         st, info = solver.lstsq_vjp(op, x.shape[-1], b.contiguous(), x, g, db, dv)
     else:
-        st, info = solver.solve_vjp(op, x.shape[-1], x, g, db, dv)
+        st, info = solver.solve_vjp(op, x.shape[-1], x, g, db, dv, want_info=ctx.config.want_info)
     ctx.config.report(st, info, adjoint=True)
     _release(ctx)
     return dv, db

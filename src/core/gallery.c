@@ -26,25 +26,28 @@ sla_status sla_gallery_grid(int ndim, const int64_t *dims, double diag, const do
     for (int a = ndim - 1, s = 1; a >= 0; a--) { stride[a] = s; s *= (int)dims[a]; }
     int64_t nnz = n;
     for (int a = 0; a < ndim; a++) nnz += 2 * (n / dims[a]) * (dims[a] - 1);
+    /* written straight into the pattern's own arrays (rows come out sorted): no COO, no copy */
     int64_t *rowptr = sla_malloc((size_t)n + 1, sizeof *rowptr, "row pointers");
-    int64_t *col = sla_malloc((size_t)nnz, sizeof *col, "column indices");
+    int32_t *col = sla_malloc((size_t)nnz, sizeof *col, "column indices");
     double *val = sla_malloc((size_t)nnz, sizeof *val, "values");
     sla_status st = rowptr && col && val ? SLA_OK : SLA_ENOMEM;
     int64_t k = 0;
     if (st == SLA_OK) rowptr[0] = 0;
     for (int64_t p = 0; st == SLA_OK && p < n; p++) {
         for (int a = 0; a < ndim; a++)                  /* below: slowest axis first */
-            if ((p / stride[a]) % dims[a] > 0) { col[k] = p - stride[a]; val[k++] = lower[a]; }
-        col[k] = p;
+            if ((p / stride[a]) % dims[a] > 0) { col[k] = (int32_t)(p - stride[a]); val[k++] = lower[a]; }
+        col[k] = (int32_t)p;
         val[k++] = diag;
         for (int a = ndim - 1; a >= 0; a--)             /* above: fastest axis first */
-            if ((p / stride[a]) % dims[a] < dims[a] - 1) { col[k] = p + stride[a]; val[k++] = upper[a]; }
+            if ((p / stride[a]) % dims[a] < dims[a] - 1) { col[k] = (int32_t)(p + stride[a]); val[k++] = upper[a]; }
         rowptr[p + 1] = k;
     }
-    if (st == SLA_OK) st = sla_pattern_from_csr(n, n, rowptr, col, pattern);
-    sla_free(rowptr);
-    sla_free(col);
-    if (st != SLA_OK) { sla_free(val); return st; }
+    if (st != SLA_OK) {
+        sla_free(rowptr); sla_free(col); sla_free(val);
+        return sla_error_attribute(st, __func__);
+    }
+    st = sla_pattern_adopt_csr(n, n, rowptr, col, pattern);     /* takes rowptr and col */
+    if (st != SLA_OK) { sla_free(val); return sla_error_attribute(st, __func__); }
     *values = val;
     return SLA_OK;
 }

@@ -38,6 +38,25 @@ SLA_API int64_t sla_test_fail_alloc_after(int64_t n);
  *  Measurements: docs/krylov.md, "Threads". */
 #define SLA_PAR_MIN_BYTES (4.0 * 1024 * 1024)
 
+/** Threads for a libsla parallel region started now: sla_get_num_threads(), or 1 inside an
+ *  active parallel region (nested call). Every `#pragma omp parallel` in libsla passes it (or a
+ *  count derived from it) as num_threads, never OpenMP's global nthreads-var (sla/base.h). */
+SLA_API int sla_threads(void);
+
+/** sla_get_num_threads() for internal callers (no nesting test). */
+int sla_threads_configured(void);
+
+/** A pattern that takes ownership of CSR arrays whose rows are strictly increasing (the
+ *  caller guarantees it: generators that write rows in order): no copy, no sort, identity
+ *  input order. rowptr [nrows + 1], colind [rowptr[nrows]], both from sla_malloc; freed here
+ *  on failure (SLA_ENOMEM). */
+sla_status sla_pattern_adopt_csr(int64_t nrows, int64_t ncols, int64_t *rowptr, int32_t *colind,
+                                 sla_pattern **out);
+
+/** 1 if the pattern's input order is its CSR order (sla_pattern_map(p)[k] = k, which is then
+ *  only built when asked for). */
+int sla_pattern_identity_map(const sla_pattern *p);
+
 /** Parts to split a kernel moving `bytes` bytes into, for `threads` threads:
  *  min(threads, 2·bytes / threshold), at least 1. A pure function of its arguments (and of the
  *  threshold), for partitions that results depend on (reduction chunks, smoother blocks). */

@@ -26,7 +26,7 @@ int sla_par_parts(double bytes, int threads)
 
 int sla_par(double bytes)
 {
-    return !omp_in_parallel() && bytes >= par_min_bytes && omp_get_max_threads() > 1;
+    return !omp_in_parallel() && bytes >= par_min_bytes && sla_threads() > 1;
 }
 
 void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int64_t width,
@@ -37,7 +37,7 @@ void sla_rows_parallel(const int64_t *rowptr, int64_t nrows, int64_t batch, int6
      * index per nonzero, a row pointer and an output per row); in double: nonzeros × width ×
      * batch may exceed int64 even when every array fits */
     double bytes = 12.0 * (double)(rowptr[nrows] + nrows) * (double)width * (double)batch;
-    int64_t nparts = omp_in_parallel() ? 1 : sla_par_parts(bytes, omp_get_max_threads());
+    int64_t nparts = omp_in_parallel() ? 1 : sla_par_parts(bytes, sla_threads());
     if (nparts > SLA_ROWS_MAX_PARTS) nparts = SLA_ROWS_MAX_PARTS;
     int64_t bounds[SLA_ROWS_MAX_PARTS + 1];
     sla_partition_rows(rowptr, nrows, (int)nparts, bounds);

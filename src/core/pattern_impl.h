@@ -14,7 +14,9 @@ struct sla_pattern {
     int64_t nnz_in;         /* input entries */
     int64_t *rowptr;        /* [nrows + 1] */
     int32_t *colind;        /* [nnz], sorted unique per row */
-    int64_t *map;           /* [nnz_in] input entry -> slot */
+    int64_t *_Atomic map;   /* [nnz_in] input entry -> slot; NULL until first asked for when
+                             * identity_map (built lazily under `lock` by sla_pattern_map) */
+    int identity_map;       /* input order = CSR order (from sorted CSR, gallery): map[k] = k */
     int has_duplicates;
     /* caches built on first use under `lock` (the pattern stays logically immutable) */
     pthread_mutex_t lock;

@@ -101,7 +101,7 @@ sla_status sla_spgemm(const sla_matrix *A, const sla_matrix *B, const sla_patter
     SLA_CHECK_ARG(c_values || C->nnz == 0, "c_values is NULL");
     size_t es = sla_dtype_size(A->dtype);
     int64_t m = C->nrows, n = C->ncols, bad = -1;
-    int nt = omp_get_max_threads();
+    int nt = sla_threads();
     int64_t *slot = slot_arrays(nt, n);
     if (!slot) return SLA_ENOMEM;
     for (int64_t t = 0; t < batch && bad < 0; t++) {
@@ -144,7 +144,7 @@ sla_status sla_spgemm_vjp(const sla_matrix *A, const sla_matrix *B, const sla_pa
     if (st != SLA_OK) return sla_error_attribute(st, __func__);
     if (dA) memset(dA, 0, (size_t)A->batch * (size_t)na * es);
     if (dB) memset(dB, 0, (size_t)B->batch * (size_t)nb * es);
-    int nt = omp_get_max_threads();
+    int nt = sla_threads();
     int64_t *slot = slot_arrays(nt, n);
     if (!slot) return SLA_ENOMEM;
     for (int64_t t = 0; t < batch; t++) {

@@ -4,6 +4,10 @@
 static void FN(gather)(const sla_pattern *p, int64_t batch, const ENTRY *coo, ENTRY *csr)
 {
     int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    if (sla_pattern_identity_map(p)) {         /* −0 + x = x: the same bits as the sum below */
+        memcpy(csr, coo, (size_t)(batch * nnz) * sizeof(REAL));
+        return;
+    }
     const int64_t *map = sla_pattern_map(p);
     for (int64_t b = 0; b < batch; b++) {
         ENTRY *dst = csr + b * nnz;
@@ -18,15 +22,19 @@ static void FN(gather)(const sla_pattern *p, int64_t batch, const ENTRY *coo, EN
 static void FN(scatter)(const sla_pattern *p, int64_t batch, const ENTRY *csr, ENTRY *coo)
 {
     int64_t nnz = sla_pattern_nnz(p), nin = sla_pattern_nnz_input(p);
+    if (sla_pattern_identity_map(p)) {
+        memcpy(coo, csr, (size_t)(batch * nnz) * sizeof(REAL));
+        return;
+    }
     const int64_t *map = sla_pattern_map(p);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t k = 0; k < nin; k++) coo[b * nin + k] = csr[b * nnz + map[k]];
 }
 
 static void FN(permute)(int64_t batch, int64_t nnz, const int64_t *perm, const ENTRY *in, ENTRY *out)
 {
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t j = 0; j < nnz; j++) out[b * nnz + j] = in[b * nnz + perm[j]];
 }
@@ -37,7 +45,7 @@ static void FN(scale)(const sla_pattern *p, int64_t batch, double alpha, const E
     int64_t m = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) collapse(2) schedule(static)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++) {
             ENTRY r = (REAL)alpha * (rs ? rs[i] : (ENTRY)1);
@@ -49,6 +57,6 @@ static void FN(scale)(const sla_pattern *p, int64_t batch, double alpha, const E
 static void FN(axpby)(int64_t n, double alpha, const ENTRY *x, double beta, const ENTRY *y,
                       ENTRY *out)
 {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static)
     for (int64_t i = 0; i < n; i++) out[i] = (REAL)alpha * x[i] + (REAL)beta * y[i];
 }

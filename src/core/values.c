@@ -1,4 +1,6 @@
 /* Gather of COO-ordered values into CSR order, scatter back, and elementwise updates. */
+#include <string.h>
+
 #include "core/kernels.h"
 
 #define SLA_TEMPLATE "core/t_values.h"

@@ -446,7 +446,7 @@ static sla_status chol_create(sla_solver *s)
     chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
     if (!c) return SLA_ENOMEM;
     s->impl = c;
-    int64_t nt = omp_get_max_threads();
+    int64_t nt = sla_threads();
     c->nthreads = (int)(nt < s->batch ? nt : s->batch);
     c->cm = sla_calloc((size_t)c->nthreads, sizeof(cholmod_common), "cholmod commons");
     c->L = sla_calloc((size_t)s->batch, sizeof(cholmod_factor *), "cholmod factors");

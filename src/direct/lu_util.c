@@ -233,7 +233,7 @@ sla_status lu_run_tasks(int64_t ntask, int64_t group, lu_task_fn fn, void *ctx, 
     sla_status *st = sla_malloc((size_t)ntask, sizeof *st, "task status");
     int64_t *code = sla_calloc((size_t)ntask, sizeof *code, "task status");
     if (!st || !code) { sla_free(st); sla_free(code); return SLA_ENOMEM; }
-    #pragma omp parallel for schedule(dynamic, 1) if (ntask > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(dynamic, 1) if (ntask > 1)
     for (int64_t t = 0; t < ntask; t++) st[t] = fn(ctx, t, &code[t]);
     sla_status r = SLA_OK;
     for (int64_t t = 0; t < ntask && r == SLA_OK; t++) {

@@ -487,7 +487,7 @@ static sla_status mumps_create(sla_solver *s)
     mumps_impl *m = sla_calloc(1, sizeof *m, "MUMPS solver");
     if (!m) return SLA_ENOMEM;
     s->impl = m;
-    int64_t nt = omp_get_max_threads();
+    int64_t nt = sla_threads();
     m->nthreads = (int)(nt < s->batch ? nt : s->batch);
     m->id = sla_calloc((size_t)s->batch, sizeof(DMUMPS_STRUC_C), "MUMPS instances");
     m->live = sla_calloc((size_t)s->batch, sizeof(int), "MUMPS instances");

@@ -175,14 +175,14 @@ sla_status sla_krylov_solve_batch(const sla_krylov_batch *J, sla_solve_info *inf
     run R = {.J = J, .err_sys = -1};
     R.res = sla_calloc((size_t)nsys, sizeof *R.res, "per-system results");
     if (!R.res) return SLA_ENOMEM;
-    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    int nt = sla_threads();
     if (nt > 1 && nsys >= nt && threading == SLA_THREADS_ANY) {
         R.nchunks = 1;                          /* one system per thread */
-        #pragma omp parallel for schedule(dynamic, 1)
+        #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int64_t q = 0; q < nsys; q++) solve_range(&R, q, q + 1);
     } else if (nt > 1 && J->batch >= nt && threading >= SLA_THREADS_PER_BATCH) {
         R.nchunks = 1;                          /* one batch element per thread */
-        #pragma omp parallel for schedule(dynamic, 1)
+        #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int64_t b = 0; b < J->batch; b++) solve_range(&R, b * J->nrhs, (b + 1) * J->nrhs);
     } else {
         R.nchunks = sla_host_space_chunks(J->nb < J->nx ? J->nb : J->nx, J->kernel_bytes);

@@ -122,7 +122,7 @@ static sla_status hs_find_nonfinite(const sla_space *V, const void *x, int64_t *
 int sla_host_space_chunks(int64_t n, double bytes)
 {
     if (omp_in_parallel()) return 1;
-    int t = sla_par_parts(bytes, omp_get_max_threads());
+    int t = sla_par_parts(bytes, sla_threads());
     if (n < 2 * t) return 1;
     return t < SLA_HOST_MAX_CHUNKS ? t : SLA_HOST_MAX_CHUNKS;
 }

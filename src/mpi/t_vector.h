@@ -24,7 +24,7 @@ static void FN(mdot)(int nc, int par, const int64_t *bd, int m, const void *cons
     double part[DIST_VEC_CHUNKS];
     for (int v = 0; v < m; v++) {
         const REAL *xv = x[v];
-        #pragma omp parallel for schedule(static) if (par)
+        #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (par)
         for (int c = 0; c < nc; c++) part[c] = FN(dot_range)(bd[c], bd[c + 1], xv, y);
         double s = 0;
         for (int c = 0; c < nc; c++) s += part[c];
@@ -36,7 +36,7 @@ static void FN(axpby)(int nc, int par, const int64_t *bd, double a, const REAL *
                       REAL *y)
 {
     REAL ra = (REAL)a, rb = (REAL)b;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (par)
     for (int c = 0; c < nc; c++) {
         if (a == 0 && b == 0)            /* y = 0 even where x holds garbage (NaN) */
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) y[i] = 0;
@@ -53,7 +53,7 @@ static void FN(cg_update)(int nc, int par, const int64_t *bd, double alpha, cons
 {
     double prr[DIST_VEC_CHUNKS], prz[DIST_VEC_CHUNKS];
     REAL a = (REAL)alpha;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (par)
     for (int c = 0; c < nc; c++) {
         double s = 0, t = 0;
         for (int64_t i = bd[c]; i < bd[c + 1]; i++) {
@@ -78,7 +78,7 @@ static void FN(cg_direction)(int nc, int par, const int64_t *bd, double beta, co
                              const REAL *d, REAL *p)
 {
     REAL be = (REAL)beta;
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (par)
     for (int c = 0; c < nc; c++) {
         if (d)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = d[i] * z[i] + be * p[i];

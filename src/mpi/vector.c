@@ -18,7 +18,7 @@ static int chunks(int64_t n, int64_t *bd, int *par)
     int64_t c = (n + DIST_VEC_CHUNK_MIN - 1) / DIST_VEC_CHUNK_MIN;
     int nc = c < 1 ? 1 : c > DIST_VEC_CHUNKS ? DIST_VEC_CHUNKS : (int)c;
     for (int i = 0; i <= nc; i++) bd[i] = n / nc * i + (n % nc) * i / nc;
-    *par = n >= DIST_VEC_PAR_MIN && nc > 1 && omp_get_max_threads() > 1 && !omp_in_parallel();
+    *par = n >= DIST_VEC_PAR_MIN && nc > 1 && sla_threads() > 1 && !omp_in_parallel();
     return nc;
 }
 

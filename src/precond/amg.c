@@ -54,7 +54,6 @@ static void level_free(amg_level *L)
     amg_blocks_free(&L->blk);
     amg_blocks_free(&L->blkt);
     sla_free(L->atperm);
-    sla_free(L->rperm);
     sla_free(L->agg);
     sla_free(L->diag);
     sla_free(L->dinv);
@@ -84,11 +83,16 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
     size_t n = (size_t)L->A.nrows;
     L->diag = sla_malloc(n, sizeof(double), "AMG diagonal");
     L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
-    L->b = sla_malloc(n, sizeof(double), "AMG right-hand side");
-    L->x = sla_malloc(n, sizeof(double), "AMG solution");
+    /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
+     * allocated on the first such apply (level0_buffers), 16 bytes per unknown saved */
+    if (L != &amg->lev[0]) {
+        L->b = sla_malloc(n, sizeof(double), "AMG right-hand side");
+        L->x = sla_malloc(n, sizeof(double), "AMG solution");
+        if (!L->b || !L->x) return SLA_ENOMEM;
+    }
     L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->diag || !L->dinv || !L->b || !L->x || !L->r || !L->xold) return SLA_ENOMEM;
+    if (!L->diag || !L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
@@ -136,9 +140,14 @@ static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
     }
     SLA_TRY(amg_prolong_symbolic(&L->A, L->agg, L->nagg, &L->P));
     SLA_TRY(level_prolong_values(L));
-    SLA_TRY(amg_transpose(&L->P, &L->R, &L->rperm));
+    /* no value permutation kept (8 bytes per entry of P): update() walks P again */
+    SLA_TRY(amg_transpose(&L->P, &L->R, NULL));
     SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
     SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
+    /* A·P is not kept: on level 0 of a 2D 5-point problem it is ~68 bytes per fine unknown,
+     * the largest array of the hierarchy; freed before the next level (and the solve's
+     * vectors) are allocated, it stays out of the peak after level 0. update() rebuilds it. */
+    amg_csr_free(&L->AP);
     *coarsened = 1;
     return SLA_OK;
 }
@@ -148,9 +157,12 @@ static sla_status level_galerkin_update(sla_amg *amg, int l)
 {
     amg_level *L = &amg->lev[l];
     SLA_TRY(level_prolong_values(L));
-    amg_permute_values(&L->P, L->rperm, &L->R);
-    SLA_TRY(amg_spgemm_numeric(&L->A, &L->P, &L->AP));
-    return amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
+    SLA_TRY(amg_transpose_values(&L->P, &L->R));
+    /* A·P again (symbolic and numeric: not kept, see level_coarsen), then freed */
+    sla_status st = amg_spgemm(&L->A, &L->P, &L->AP);
+    if (st == SLA_OK) st = amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
+    amg_csr_free(&L->AP);
+    return st;
 }
 
 static void describe(sla_amg *amg)
@@ -237,7 +249,7 @@ sla_status sla_amg_create(const sla_matrix *A, int64_t b, const sla_amg_options 
     amg->opt = resolve_options(o);
     amg->dtype = A->dtype;
     amg->n = sla_pattern_nrows(A->pattern);
-    amg->nthreads = omp_get_max_threads();
+    amg->nthreads = sla_threads();
     amg->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
     amg->lev = sla_calloc((size_t)amg->opt.max_levels, sizeof(amg_level), "AMG levels");
     sla_status st = SLA_ENOMEM;
@@ -405,6 +417,9 @@ sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z)
         b0 = r;
         x0 = z;
     } else {
+        if (!L0->b) L0->b = sla_malloc((size_t)n, sizeof(double), "AMG right-hand side");
+        if (!L0->x) L0->x = sla_malloc((size_t)n, sizeof(double), "AMG solution");
+        if (!L0->b || !L0->x) return SLA_ENOMEM;
         amg_to_double(amg->dtype, r, 0, n, L0->b);
         b0 = L0->b;
         x0 = amg->dtype == SLA_FLOAT64 ? z : L0->x;

@@ -90,7 +90,7 @@ sla_status amg_aggregate(const amg_csr *A, const double *diag, double theta,
         sla_free(phase1);
         return SLA_ENOMEM;
     }
-    #pragma omp parallel for schedule(static, 1) if (nb > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (nb > 1)
     for (int t = 0; t < nb; t++) {
         int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
         count[t + 1] = aggregate_block(A, diag, theta, lo, hi, agg, phase1 + lo);
@@ -101,7 +101,7 @@ sla_status amg_aggregate(const amg_csr *A, const double *diag, double theta,
         sla_free(phase1);
         return SLA_FAIL(SLA_EINDEX, "%lld aggregates do not fit in int32", (long long)count[nb]);
     }
-    #pragma omp parallel for schedule(static, 1) if (nb > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (nb > 1)
     for (int t = 0; t < nb; t++)
         for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++)
             if (agg[i] >= 0) agg[i] += (int32_t)count[t];

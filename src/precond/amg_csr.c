@@ -35,10 +35,11 @@ sla_status amg_csr_alloc(amg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz)
 sla_status amg_transpose(const amg_csr *M, amg_csr *Mt, int64_t **perm_out)
 {
     int64_t m = M->nrows, n = M->ncols, nnz = amg_nnz(M);
-    int64_t *perm = sla_malloc((size_t)nnz, sizeof(int64_t), "AMG transpose permutation");
+    int64_t *perm = perm_out ? sla_malloc((size_t)nnz, sizeof(int64_t), "AMG transpose permutation")
+                             : NULL;
     int64_t *next = sla_calloc((size_t)n + 1, sizeof(int64_t), "AMG transpose counts");
     sla_status st = SLA_ENOMEM;
-    if (!perm || !next) goto fail;
+    if ((perm_out && !perm) || !next) goto fail;
     if ((st = amg_csr_alloc(Mt, n, m, nnz)) != SLA_OK) goto fail;
     for (int64_t k = 0; k < nnz; k++) next[M->ci[k] + 1]++;
     for (int64_t j = 0; j < n; j++) next[j + 1] += next[j];
@@ -47,11 +48,14 @@ sla_status amg_transpose(const amg_csr *M, amg_csr *Mt, int64_t **perm_out)
         for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) {
             int64_t p = next[M->ci[k]]++;
             Mt->ci[p] = (int32_t)i;
-            perm[p] = k;
+            if (perm) perm[p] = k;
+            else Mt->v[p] = M->v[k];
         }
     sla_free(next);
-    amg_permute_values(M, perm, Mt);
-    *perm_out = perm;
+    if (perm) {
+        amg_permute_values(M, perm, Mt);
+        *perm_out = perm;
+    }
     return SLA_OK;
 fail:
     sla_free(perm);
@@ -59,10 +63,22 @@ fail:
     return st;
 }
 
+sla_status amg_transpose_values(const amg_csr *M, amg_csr *Mt)
+{
+    int64_t n = M->ncols;
+    int64_t *next = sla_malloc((size_t)n + 1, sizeof(int64_t), "AMG transpose cursors");
+    if (!next) return SLA_ENOMEM;
+    memcpy(next, Mt->rp, sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < M->nrows; i++)
+        for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) Mt->v[next[M->ci[k]]++] = M->v[k];
+    sla_free(next);
+    return SLA_OK;
+}
+
 void amg_permute_values(const amg_csr *M, const int64_t *perm, amg_csr *Mt)
 {
     int64_t nnz = amg_nnz(Mt);
-    #pragma omp parallel for schedule(static) if (nnz > 4 * AMG_PARALLEL_MIN)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (nnz > 4 * AMG_PARALLEL_MIN)
     for (int64_t k = 0; k < nnz; k++) Mt->v[k] = M->v[perm[k]];
 }
 

@@ -63,8 +63,7 @@ typedef struct amg_level {
     double *dinv;          /* [n] smoother's inverse diagonal (l1 for GS, damped for Jacobi) */
     double *diag;          /* [n] diagonal of A */
     amg_csr P, R;          /* prolongator (n × nc) and R = Pᵀ; absent on the coarsest level */
-    amg_csr AP;            /* A·P, kept for update() (Ac = R·(A·P)) */
-    int64_t *rperm;        /* R.v[k] = P.v[rperm[k]] */
+    amg_csr AP;            /* A·P while Ac = R·(A·P) is formed (set-up, update); freed after */
     int32_t *agg;          /* [n] aggregate of each row, −1 for an isolated row */
     int64_t nagg;
     double theta;          /* strength threshold used on this level */
@@ -103,8 +102,10 @@ struct sla_amg {
 /* amg_csr.c: CSR helpers. */
 void amg_csr_free(amg_csr *M);
 sla_status amg_csr_alloc(amg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
-/* Mt = Mᵀ (pattern, values, and perm: Mt.v[k] = M.v[perm[k]]). */
+/* Mt = Mᵀ (pattern, values, and perm: Mt.v[k] = M.v[perm[k]]; perm = NULL: none kept). */
 sla_status amg_transpose(const amg_csr *M, amg_csr *Mt, int64_t **perm);
+/* Mt's values from M's on the pattern amg_transpose built (the same walk: the same slots). */
+sla_status amg_transpose_values(const amg_csr *M, amg_csr *Mt);
 /* Mt.v[k] = M.v[perm[k]]. */
 void amg_permute_values(const amg_csr *M, const int64_t *perm, amg_csr *Mt);
 /* Sorts idx[0..n) ascending (n small: insertion; else qsort). */

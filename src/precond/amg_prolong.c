@@ -13,7 +13,7 @@
 sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t nagg, amg_csr *P)
 {
     int64_t n = A->nrows;
-    int nt = omp_get_max_threads();
+    int nt = sla_threads();
     sla_status st = SLA_ENOMEM;
     int64_t *mark = sla_malloc((size_t)nt * (size_t)nagg, sizeof(int64_t), "AMG prolongator marks");
     P->nrows = n;
@@ -22,7 +22,7 @@ sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t na
     P->rp = sla_malloc((size_t)n + 1, sizeof(int64_t), "AMG prolongator row pointers");
     if (!mark || !P->rp) goto fail;
     P->rp[0] = 0;
-    #pragma omp parallel if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel num_threads(nt) if (n > AMG_PARALLEL_MIN)
     {
         int64_t *mk = mark + (size_t)omp_get_thread_num() * (size_t)nagg;
         for (int64_t a = 0; a < nagg; a++) mk[a] = -1;
@@ -40,7 +40,7 @@ sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t na
     P->ci = sla_malloc((size_t)P->rp[n], sizeof(int32_t), "AMG prolongator columns");
     P->v = sla_malloc((size_t)P->rp[n], sizeof(double), "AMG prolongator values");
     if (!P->ci || !P->v) goto fail;
-    #pragma omp parallel if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel num_threads(nt) if (n > AMG_PARALLEL_MIN)
     {
         int64_t *mk = mark + (size_t)omp_get_thread_num() * (size_t)nagg;
         for (int64_t a = 0; a < nagg; a++) mk[a] = -1;
@@ -66,10 +66,10 @@ sla_status amg_prolong_numeric(const amg_csr *A, const double *diag, const int32
                                double omega, amg_csr *P)
 {
     int64_t n = A->nrows, nagg = P->ncols;
-    int nt = omp_get_max_threads();
+    int nt = sla_threads();
     int64_t *pos = sla_malloc((size_t)nt * (size_t)nagg, sizeof(int64_t), "AMG prolongator slots");
     if (!pos) return SLA_ENOMEM;
-    #pragma omp parallel if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel num_threads(nt) if (n > AMG_PARALLEL_MIN)
     {
         /* pos[a] = slot of column a in the current row: every aggregate met in row i of A is in
          * row i of P, so stale entries of earlier rows are never read. */

@@ -81,7 +81,7 @@ void amg_blocks_free(amg_blocks *blk)
 int64_t amg_diagonal(const amg_csr *A, double *diag)
 {
     int64_t n = A->nrows, bad = n;
-    #pragma omp parallel for schedule(static) reduction(min : bad) if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) reduction(min : bad) if (n > AMG_PARALLEL_MIN)
     for (int64_t i = 0; i < n; i++) {
         double d = 0;
         for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
@@ -108,11 +108,11 @@ void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *d
 {
     if (smoother == SLA_AMG_SMOOTHER_JACOBI) {
         double w = 4.0 / (3.0 * rho);
-        #pragma omp parallel for schedule(static) if (sla_par(24.0 * (double)A->nrows))
+        #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (sla_par(24.0 * (double)A->nrows))
         for (int64_t i = 0; i < A->nrows; i++) dinv[i] = w / diag[i];
         return;
     }
-    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++) {
         int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
         for (int64_t i = lo; i < hi; i++) {
@@ -172,7 +172,7 @@ void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, c
     }
     if (!zero_guess)
         for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
-    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++) {
         int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1];
         if (zero_guess)
@@ -196,7 +196,7 @@ void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const doub
 {
     if (!zero_guess)
         for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
-    #pragma omp parallel if (blk->n > 1)
+    #pragma omp parallel num_threads(sla_threads()) if (blk->n > 1)
     {
         #pragma omp for schedule(static, 1)
         for (int t = 0; t < blk->n; t++) {
@@ -225,7 +225,7 @@ void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const doub
 void amg_residual(const amg_csr *A, const amg_blocks *blk, const double *b, const double *x,
                   double *r)
 {
-    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++)
         for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++)
             r[i] = row_residual(A, b, x, i);
@@ -236,19 +236,19 @@ void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *din
 {
     int64_t n = A->nrows;
     if (zero_guess) {
-        #pragma omp parallel for schedule(static) if (sla_par(24.0 * (double)n))
+        #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (sla_par(24.0 * (double)n))
         for (int64_t i = 0; i < n; i++) x[i] = dinv[i] * b[i];
         return;
     }
     amg_residual(A, blk, b, x, r);
-    #pragma omp parallel for schedule(static) if (sla_par(32.0 * (double)n))
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (sla_par(32.0 * (double)n))
     for (int64_t i = 0; i < n; i++) x[i] += dinv[i] * r[i];
 }
 
 void amg_spmv(const amg_csr *M, const double *x, double *y, int add)
 {
     int64_t m = M->nrows;
-    #pragma omp parallel for schedule(static) if (sla_par(amg_sweep_bytes(M)))
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (sla_par(amg_sweep_bytes(M)))
     for (int64_t i = 0; i < m; i++) {
         double s = 0;
         for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) s += M->v[k] * x[M->ci[k]];

@@ -21,7 +21,7 @@ double amg_rho_bound(const amg_csr *A, const double *diag)
 {
     double rho = 0;
     int64_t n = A->nrows;
-    #pragma omp parallel for schedule(static) reduction(max : rho) if (n > AMG_PARALLEL_MIN)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) reduction(max : rho) if (n > AMG_PARALLEL_MIN)
     for (int64_t i = 0; i < n; i++) {
         double s = 0;
         for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) s += fabs(A->v[k]);
@@ -44,7 +44,7 @@ static double start_value(uint64_t i)
 /* Σ x_i y_i with partial sums per block added in block order. */
 static double block_dot(const amg_blocks *blk, const double *x, const double *y, double *part)
 {
-    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++) {
         double s = 0;
         for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++) s += x[i] * y[i];
@@ -59,7 +59,7 @@ static double block_dot(const amg_blocks *blk, const double *x, const double *y,
 static void apply_s(const amg_csr *A, const amg_blocks *blk, const double *s, const double *v,
                     double beta, const double *vprev, double *w)
 {
-    #pragma omp parallel for schedule(static, 1) if (blk->n > 1)
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static, 1) if (blk->n > 1)
     for (int t = 0; t < blk->n; t++)
         for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++) {
             double acc = 0;

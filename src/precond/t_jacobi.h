@@ -16,6 +16,6 @@ static int64_t FN(jacobi_invert)(int64_t count, int absolute, REAL *d)
 
 static void FN(jacobi_apply)(int64_t n, const REAL *dinv, const REAL *r, REAL *z)
 {
-    #pragma omp parallel for schedule(static) if (sla_par(3.0 * (double)n * sizeof(REAL)))
+    #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (sla_par(3.0 * (double)n * sizeof(REAL)))
     for (int64_t i = 0; i < n; i++) z[i] = dinv[i] * r[i];
 }

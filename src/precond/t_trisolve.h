@@ -23,7 +23,7 @@ static void FN(tri_solve)(const sla_tri *T, const REAL *t, const REAL *dinv, con
     }
     const int64_t *lp = T->levptr;
     const int32_t *lr = T->levrows;
-    #pragma omp parallel
+    #pragma omp parallel num_threads(sla_threads())
     for (int64_t l = 0; l < T->nlevels; l++) {
         #pragma omp for schedule(static)
         for (int64_t q = lp[l]; q < lp[l + 1]; q++) FN(tri_row)(rp, ci, t, dinv, rhs, out, lr[q]);

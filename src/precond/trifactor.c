@@ -112,7 +112,7 @@ sla_status sla_tri_schedule(sla_tri *T)
     T->levptr = NULL;
     T->levrows = NULL;
     T->nlevels = 0;
-    int nt = omp_get_max_threads();
+    int nt = sla_threads();
     if (n == 0 || sla_par_parts(tri_bytes(T, n), nt) < 2) return SLA_OK;   /* not even one level */
     int32_t *level = sla_malloc((size_t)n, sizeof(int32_t), "level of each row");
     if (!level) return SLA_ENOMEM;
@@ -207,7 +207,7 @@ sla_status sla_tri_factor(const sla_tri *L, int64_t batch, sla_tri_row_fn row, v
                           int64_t *fail_b, int64_t *fail_row)
 {
     int64_t n = L->n;
-    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    int nt = sla_threads();
     int by_batch = nt > 1 && batch >= nt;
     int by_level = !by_batch && nt > 1 && L->nlevels > 0;
     int nm = by_batch || by_level ? nt : 1;
@@ -217,7 +217,7 @@ sla_status sla_tri_factor(const sla_tri *L, int64_t batch, sla_tri_row_fn row, v
     *fail_b = -1;
     *fail_row = -1;
     if (by_batch) {
-        #pragma omp parallel for schedule(dynamic, 1)
+        #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int64_t b = 0; b < batch; b++) {
             int64_t *m = marker + (size_t)omp_get_thread_num() * (size_t)n;
             for (int64_t i = 0; i < n; i++)
@@ -225,7 +225,7 @@ sla_status sla_tri_factor(const sla_tri *L, int64_t batch, sla_tri_row_fn row, v
         }
     } else if (by_level) {
         for (int64_t b = 0; b < batch; b++) {
-            #pragma omp parallel
+            #pragma omp parallel num_threads(nt)
             {
                 int64_t *m = marker + (size_t)omp_get_thread_num() * (size_t)n;
                 for (int64_t l = 0; l < L->nlevels; l++) {

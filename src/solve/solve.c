@@ -308,5 +308,6 @@ sla_status sla_solver_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *
     sla_solver_info_enter(s, info);
     sla_status st = solve_checked(s, op, nrhs, B, X, info, want_residual);
     if (st < 0) sla_solver_info_failed(info);
+    info->peak_bytes = sla_peak_rss_bytes();
     return st;
 }

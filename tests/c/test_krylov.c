@@ -726,9 +726,9 @@ static void solve_with(const sla_matrix *A, sla_method m, sla_precond pc, int th
                        double bytes, const double *b, double *x)
 {
     int64_t n = sla_pattern_nrows(A->pattern);
-    int nt = omp_get_max_threads();
+    int nt = sla_get_num_threads();
     double saved = sla_test_par_min_bytes(bytes);
-    omp_set_num_threads(threads);
+    (void)sla_set_num_threads(threads);
     sla_solver_options o = kt_options(m, pc, 1e-10);
     sla_solver *s = NULL;
     TU_OK(sla_solver_create(A, &o, &s));
@@ -736,7 +736,7 @@ static void solve_with(const sla_matrix *A, sla_method m, sla_precond pc, int th
     TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
     assert_true(kt_residual(A, 0, SLA_OP_N, x, b) <= 1e-10 * tu_norm2(b, n));
     sla_solver_free(&s);
-    omp_set_num_threads(nt);
+    (void)sla_set_num_threads(nt);
     sla_test_par_min_bytes(saved);
 }
 

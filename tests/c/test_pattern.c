@@ -112,6 +112,40 @@ static void csr_validation_and_sorting(void **state)
     assert_non_null(strstr(sla_last_error(), "colind[3] = 7"));
 }
 
+/* Sorted unique CSR (the gallery's and most callers' input): built without sorting, its input
+ * order is its CSR order; the map, built only when asked for, is the identity, and values
+ * gather and scatter as copies. Every allocation failing in turn. */
+static void csr_sorted_identity(void **state)
+{
+    (void)state;
+    int64_t rp[] = {0, 2, 3, 5}, ci[] = {0, 2, 1, 0, 2};
+    sla_pattern *p = NULL;
+    TU_OK(sla_pattern_from_csr(3, 3, rp, ci, &p));
+    assert_int_equal(sla_pattern_nnz(p), 5);
+    assert_int_equal(sla_pattern_nnz_input(p), 5);
+    assert_false(sla_pattern_has_duplicates(p));
+    for (int k = 0; k < 5; k++) assert_int_equal(sla_pattern_colind(p)[k], ci[k]);
+    for (int i = 0; i < 4; i++) assert_int_equal(sla_pattern_rowptr(p)[i], rp[i]);
+    double in[5] = {1, -0.0, 3, 4, 5}, csr[5], back[5];
+    TU_OK(sla_values_gather(p, SLA_FLOAT64, 1, in, csr));
+    assert_memory_equal(in, csr, sizeof in);
+    TU_OK(sla_values_scatter(p, SLA_FLOAT64, 1, csr, back));
+    assert_memory_equal(in, back, sizeof in);
+    const int64_t *map = sla_pattern_map(p);
+    assert_non_null(map);
+    for (int k = 0; k < 5; k++) assert_int_equal(map[k], k);
+    assert_ptr_equal(sla_pattern_map(p), map);          /* built once */
+    sla_pattern_free(&p);
+    for (int64_t k = 0;; k++) {
+        sla_test_fail_alloc_after(k);
+        sla_status st = sla_pattern_from_csr(3, 3, rp, ci, &p);
+        int64_t used = sla_test_fail_alloc_after(-1);
+        if (st == SLA_OK) { sla_pattern_free(&p); assert_true(k >= used); break; }
+        assert_int_equal(st, SLA_ENOMEM);
+        assert_null(p);
+    }
+}
+
 static void empty_shapes(void **state)
 {
     int64_t shapes[][2] = {{0, 5}, {5, 0}, {0, 0}, {4, 4}};
@@ -242,6 +276,7 @@ int main(void)
         cmocka_unit_test(coo_float32_batched),
         cmocka_unit_test(coo_bad_indices),
         cmocka_unit_test(csr_validation_and_sorting),
+        cmocka_unit_test(csr_sorted_identity),
         cmocka_unit_test(empty_shapes),
         cmocka_unit_test(transpose_permutation),
         cmocka_unit_test(properties),

@@ -6,11 +6,6 @@
 
 #include "ktest.h"
 
-/* OpenMP's thread control, resolved at run time through libsla's libgomp (the tests are not
- * linked with OpenMP themselves) */
-int omp_get_max_threads(void) __attribute__((weak));
-void omp_set_num_threads(int) __attribute__((weak));
-
 /* Block-diagonal matrix of nb tridiagonal blocks of size bs: no fill in natural order, and
  * with many blocks the level schedule has bs levels of nb rows (wide enough to be used). */
 static void block_tridiag(int64_t nb, int64_t bs, int symmetric, sla_pattern **p, double **values)
@@ -110,8 +105,7 @@ static void batch_parallel_equals_serial(void **state)
     double *v1;
     tu_poisson2d(150, 150, &p, &v1);
     int64_t n = 22500, nnz = sla_pattern_nnz(p);
-    if (!omp_get_max_threads || !omp_set_num_threads) skip();
-    int nt = omp_get_max_threads();
+    int nt = sla_get_num_threads();
     int64_t B = nt > 1 ? nt : 2;
     double *v = malloc(sizeof(double) * (size_t)(B * nnz));
     for (int64_t b = 0; b < B; b++) memcpy(v + b * nnz, v1, sizeof(double) * (size_t)nnz);
@@ -126,9 +120,9 @@ static void batch_parallel_equals_serial(void **state)
         sla_solver *s = NULL;
         TU_OK(sla_solver_create(&A, &o, &s));
         TU_OK(sla_solver_solve(s, SLA_OP_T, 1, rhs, X1, NULL));
-        omp_set_num_threads(1);
+        (void)sla_set_num_threads(1);
         TU_OK(sla_solver_solve(s, SLA_OP_T, 1, rhs, X2, NULL));
-        omp_set_num_threads(nt);
+        (void)sla_set_num_threads(nt);
         assert_memory_equal(X1, X2, sizeof(double) * (size_t)(B * n));
         /* and every batch element equal (same data) */
         for (int64_t b = 1; b < B; b++) assert_memory_equal(X1, X1 + b * n, sizeof(double) * (size_t)n);

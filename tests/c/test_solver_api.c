@@ -450,6 +450,14 @@ static void direct_residuals(void **state)
     sla_solve_info info;
     TU_OK(sla_solver_solve(s, SLA_OP_N, k, B, X, &info));
     assert_true(info.residual_norm == 0 && info.relative_residual == 0);
+    /* peak_bytes: the process's peak RSS so far, so at least a 64 MiB block touched before */
+    size_t big = (size_t)64 << 20;
+    char *touched = malloc(big);
+    assert_non_null(touched);
+    memset(touched, 1, big);
+    TU_OK(sla_solver_solve(s, SLA_OP_N, k, B, X, &info));
+    assert_true(info.peak_bytes >= (int64_t)big && info.peak_bytes <= sla_peak_rss_bytes());
+    free(touched);
     sla_solver_free(&s);
     free(B); free(X); free(R); free(v2);
     sla_pattern_free(&p);

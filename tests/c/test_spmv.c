@@ -319,8 +319,8 @@ static void check_bit_identical(const sla_matrix *A, int64_t k)
     double *x = random_vec(n * k, 41), *g = random_vec(ny, 42), *out[3][4];
     int threads[3] = {2, 2, 1};
     for (int r = 0; r < 3; r++) {
-        omp_set_num_threads(threads[r]);
-        assert_int_equal(omp_get_max_threads(), threads[r]);
+        (void)sla_set_num_threads(threads[r]);
+        assert_int_equal(sla_get_num_threads(), threads[r]);
         for (int o = 0; o < 4; o++)
             out[r][o] = malloc(sizeof(double) * (size_t)(o == 2 ? n * k : o == 3 ? nv : ny));
         run_all(A, x, g, k, out[r][0], out[r][1], out[r][2], out[r][3]);
@@ -346,7 +346,7 @@ static void bit_identical_threads(void **state)
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 2, vb);
     check_bit_identical(&A, 1);
     check_bit_identical(&A, 3);
-    omp_set_num_threads(2);
+    (void)sla_set_num_threads(0);
     free(v); free(vb);
     sla_pattern_free(&p);
 }

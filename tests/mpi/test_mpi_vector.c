@@ -90,9 +90,9 @@ static void kernels(int64_t N, uint64_t seed)
     /* bit-identical reruns, and with two threads per rank */
     double again, threads;
     MT_OK(sla_dist_vec_dot(comm, SLA_FLOAT64, n, x, y, &again));
-    omp_set_num_threads(2);
+    (void)sla_set_num_threads(2);
     MT_OK(sla_dist_vec_dot(comm, SLA_FLOAT64, n, x, y, &threads));
-    omp_set_num_threads(1);
+    (void)sla_set_num_threads(1);
     MT_CHECK(memcmp(&again, &dot, sizeof dot) == 0 && memcmp(&threads, &dot, sizeof dot) == 0,
              "N = %lld: dot %.17g, rerun %.17g, two threads %.17g", (long long)N, dot, again, threads);
     /* mdot: 40 vectors (two rounds of the sum) */

@@ -166,8 +166,8 @@ static double norm2(const double *x, int64_t n)
     return sqrt(s);
 }
 
-static void report(const solve_args *a, const sla_solve_info *info, double relres, double setup,
-                   double solve)
+static void report(const solve_args *a, const sla_solve_info *info, int64_t n, double relres,
+                   double setup, double solve)
 {
     int lsq = isfinite(info->normal_residual);      /* LSQR: ‖Aᵀr‖ */
     if (a->json) {
@@ -186,6 +186,10 @@ static void report(const solve_args *a, const sla_solve_info *info, double relre
         cJSON_AddNumberToObject(o, "setup_s", setup);
         cJSON_AddNumberToObject(o, "solve_s", solve);
         cJSON_AddNumberToObject(o, "peak_memory_bytes", cli_peak_rss());
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)info->peak_bytes);
+        if (info->peak_bytes > 0 && n > 0)
+            cJSON_AddNumberToObject(o, "peak_bytes_per_unknown",
+                                    (double)info->peak_bytes / (double)n);
         cli_print_json(o);
         return;
     }
@@ -196,7 +200,9 @@ static void report(const solve_args *a, const sla_solve_info *info, double relre
     if (lsq) printf("normal eq.:  ||A^T (b - A x)|| = %.3e (least squares)\n", info->normal_residual);
     if (isfinite(info->rcond)) printf("rcond:       %.3e\n", info->rcond);
     printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", setup + solve, setup, solve);
-    printf("peak memory: %.1f MB\n", cli_peak_rss() / 1e6);
+    printf("peak memory: %.1f MB", cli_peak_rss() / 1e6);
+    if (info->peak_bytes > 0 && n > 0) printf(" (%.0f bytes per unknown)", (double)info->peak_bytes / (double)n);
+    printf("\n");
 }
 
 int cmd_solve(int argc, char **argv)
@@ -268,7 +274,7 @@ int cmd_solve(int argc, char **argv)
             memcpy(r, b, sizeof(double) * (size_t)(parts * n));
             sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
             double nb = norm2(b, parts * n), nr = norm2(r, parts * n);   /* complex: |z|² */
-            report(&a, &info, nb > 0 ? nr / nb : nr, t1 - t0, t2 - t1);
+            report(&a, &info, nx, nb > 0 ? nr / nb : nr, t1 - t0, t2 - t1);
         }
     }
     sla_solver_free(&s);

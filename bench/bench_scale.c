@@ -1,0 +1,79 @@
+/* Memory at scale: one Poisson problem per run (its own process, so that the peak RSS is
+ * this problem's), built by the gallery in CSR order and solved by CG with a preconditioner.
+ * Prints one JSON object: unknowns, nonzeros, peak RSS (bytes and bytes per unknown) after the
+ * build, after the solver set-up and after the solve (sla_solve_info.peak_bytes), set-up and
+ * solve time, iterations, relative residual. bench/scale.py runs it over sizes.
+ *
+ * Usage: bench_scale PRECOND NDIM SIDE [RTOL [MAXITER]]
+ *   PRECOND  jacobi | amg      NDIM 2 (5-point) | 3 (7-point)      SIDE nodes per axis
+ *   RTOL     default 1e-6; b = 1      MAXITER default 100000 (a cap that stops a long Jacobi run
+ *            early still measures the peak: every vector is allocated before the first step) */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sla/sla.h"
+
+#define CHECK(expr) do { sla_status st_ = (expr); if (st_ < 0) { \
+    fprintf(stderr, "%s failed: %s\n", #expr, sla_last_error()); exit(1); } } while (0)
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_scale jacobi|amg NDIM SIDE [RTOL]\n");
+        return 2;
+    }
+    int amg = strcmp(argv[1], "amg") == 0, ndim = atoi(argv[2]);
+    int64_t side = atoll(argv[3]);
+    double rtol = argc > 4 ? atof(argv[4]) : 1e-6;
+    int64_t maxiter = argc > 5 ? atoll(argv[5]) : 100000;
+    if ((!amg && strcmp(argv[1], "jacobi")) || ndim < 2 || ndim > 3 || side < 2) return 2;
+    int64_t dims[3] = {side, side, side};
+    double w[3] = {-1, -1, -1};
+    int64_t rss0 = sla_peak_rss_bytes();
+    double t0 = omp_get_wtime();
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    CHECK(sla_gallery_grid(ndim, dims, 2.0 * ndim, w, w, &p, &v));
+    double t1 = omp_get_wtime();
+    int64_t rss_build = sla_peak_rss_bytes();
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
+    double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    if (!b || !x) { fprintf(stderr, "out of memory\n"); return 1; }
+    for (int64_t i = 0; i < n; i++) { b[i] = 1; x[i] = 0; }
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = amg ? SLA_PRECOND_AMG : SLA_PRECOND_JACOBI;
+    o.rtol = rtol;
+    o.maxiter = maxiter;
+    sla_solver *s = NULL;
+    double t2 = omp_get_wtime();
+    CHECK(sla_solver_create(&A, &o, &s));
+    double t3 = omp_get_wtime();
+    int64_t rss_setup = sla_peak_rss_bytes();
+    sla_solve_info info;
+    CHECK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+    double t4 = omp_get_wtime();
+    printf("{\"benchmark\": \"scale\", \"precond\": \"%s\", \"ndim\": %d, \"side\": %lld, "
+           "\"unknowns\": %lld, \"nnz\": %lld, \"threads\": %d, \"rtol\": %g,\n"
+           " \"rss_start_bytes\": %lld, \"peak_rss_build_bytes\": %lld, "
+           "\"peak_rss_setup_bytes\": %lld, \"peak_bytes\": %lld,\n"
+           " \"peak_bytes_per_unknown\": %.1f, \"build_bytes_per_unknown\": %.1f, "
+           "\"setup_bytes_per_unknown\": %.1f,\n"
+           " \"build_s\": %.3f, \"setup_s\": %.3f, \"solve_s\": %.3f, \"iterations\": %lld, "
+           "\"maxiter\": %lld, \"converged\": %d, \"relative_residual\": %.3e,\n"
+           " \"solve_s_per_iteration\": %.3e}\n",
+           argv[1], ndim, (long long)side, (long long)n, (long long)nnz, sla_get_num_threads(),
+           rtol, (long long)rss0, (long long)rss_build, (long long)rss_setup,
+           (long long)info.peak_bytes, (double)info.peak_bytes / (double)n,
+           (double)rss_build / (double)n, (double)rss_setup / (double)n, t1 - t0, t3 - t2,
+           t4 - t3, (long long)info.iterations, (long long)maxiter, info.converged,
+           info.relative_residual, info.iterations > 0 ? (t4 - t3) / (double)info.iterations : 0.0);
+    sla_solver_free(&s);
+    sla_pattern_free(&p);
+    free(v); free(b); free(x);
+    return 0;
+}
