@@ -16,7 +16,15 @@ set(SLA_HAVE_PTSCOTCH OFF)
 if(SLA_PTSCOTCH_INCLUDE AND SLA_PTSCOTCH_LIB AND SLA_SCOTCH_LIB)
   set(SLA_HAVE_PTSCOTCH ON)
 endif()
-message(STATUS "sla: libsla_mpi with MPI ${MPI_C_VERSION}, METIS ${SLA_HAVE_METIS}, PT-Scotch ${SLA_HAVE_PTSCOTCH}")
+# hypre (libhypre-dev, MPI-enabled): BoomerAMG as a preconditioner of the distributed solvers;
+# optional (without it precond boomeramg says it is not compiled in)
+find_path(SLA_HYPRE_MPI_INCLUDE NAMES HYPRE_parcsr_ls.h PATH_SUFFIXES hypre)
+find_library(SLA_HYPRE_MPI_LIB NAMES HYPRE)
+set(SLA_HAVE_HYPRE OFF)
+if(SLA_HYPRE_MPI_INCLUDE AND SLA_HYPRE_MPI_LIB)
+  set(SLA_HAVE_HYPRE ON)
+endif()
+message(STATUS "sla: libsla_mpi with MPI ${MPI_C_VERSION}, METIS ${SLA_HAVE_METIS}, PT-Scotch ${SLA_HAVE_PTSCOTCH}, hypre ${SLA_HAVE_HYPRE}")
 configure_file(cmake/mpi_config.h.in "${CMAKE_CURRENT_BINARY_DIR}/include/sla/mpi_config.h" @ONLY)
 
 file(GLOB SLA_MPI_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/mpi/*.c")
@@ -34,6 +42,11 @@ endif()
 if(SLA_HAVE_PTSCOTCH)
   target_include_directories(sla_mpi PRIVATE ${SLA_PTSCOTCH_INCLUDE})
   target_link_libraries(sla_mpi PRIVATE ${SLA_PTSCOTCH_LIB} ${SLA_SCOTCH_LIB})
+endif()
+
+if(SLA_HAVE_HYPRE)
+  target_include_directories(sla_mpi PRIVATE ${SLA_HYPRE_MPI_INCLUDE})
+  target_link_libraries(sla_mpi PRIVATE ${SLA_HYPRE_MPI_LIB})
 endif()
 
 install(TARGETS sla_mpi EXPORT slaTargets
