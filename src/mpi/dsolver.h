@@ -34,16 +34,19 @@ typedef struct dist_operator {
     sla_operator op;
     dist_space range, domain;     /* domain unused (op.domain = &range.V) when square */
     sla_dist_matrix A1;           /* the batch element applied, as a batch-1 view */
+    sla_matrix diag;              /* its diagonal block, and libsla's CSR operator of it (the */
+    sla_csr_operator dcsr;        /* serial solvers' fused SpMV + dot kernel, for CG's pᵀAp) */
     dist_halo_buf buf;            /* one vector's halo buffers, reused by every apply */
     void *ghost;                  /* [nghost] */
     struct dist_pc *pc;           /* bound by dist_pc_bind (pctx = this operator) */
     int64_t pc_b;
 } dist_operator;
 
-/* Builds the operator of batch element b of A (transposed local blocks prepared, buffers
- * allocated). Local (may fail: the caller agrees). */
+/* Builds the operator of batch element b of A (transposed local blocks prepared when
+ * need_transpose: op = T solves and LSQR; buffers allocated). Local (may fail: the caller
+ * agrees). */
 sla_status dist_operator_init(dist_operator *o, const sla_dist_matrix *A, int64_t b,
-                              const char *func);
+                              int need_transpose, const char *func);
 void dist_operator_free(dist_operator *o);
 
 /* ---- preconditioners ---- */

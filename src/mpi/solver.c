@@ -220,7 +220,8 @@ sla_status dist_solver_run(sla_dist_solver *s, sla_op op, int64_t nrhs, const vo
                              .x0_nonzero = x0_nonzero, .monitor_every = 1};
     dist_solver_info_init(s, info);
     for (int64_t b = 0; b < s->A.batch && st >= 0; b++) {
-        sla_status so = dist_operator_init(&o, &s->A, b, func);
+        sla_status so = dist_operator_init(&o, &s->A, b,
+                                           op == SLA_OP_T || s->opt.method == SLA_METHOD_LSQR, func);
         if (so == SLA_OK) so = dist_pc_bind(&s->pc, &o, b, op);
         st = dist_agree(s->comm, func, so);
         for (int64_t j = 0; j < nrhs && st >= 0; j++) {
