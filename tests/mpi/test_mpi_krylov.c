@@ -228,18 +228,6 @@ static void sweep(fixture *F, int spd)
     }
 }
 
-static sla_dist_layout *random_layout(int64_t N, uint64_t seed)
-{
-    int *part = malloc((size_t)(N + 1) * sizeof *part);
-    mt_random_part(N, mt_size, seed, part);
-    int64_t n, *own = mt_owned(part, N, mt_rank, &n);
-    sla_dist_layout *L = NULL;
-    MT_OK(sla_dist_layout_create_owned(MPI_COMM_WORLD, N, n, own, &L));
-    free(part);
-    free(own);
-    return L;
-}
-
 /* contiguous, the last rank (of several) owning nothing */
 static sla_dist_layout *empty_last_layout(int64_t N)
 {
@@ -368,7 +356,7 @@ int main(int argc, char **argv)
     fixture F;
     /* 2D Poisson, random ownership: every method and preconditioner */
     mt_poisson2d(16, 12, &A);
-    sla_dist_layout *L = random_layout(A.m, 3);
+    sla_dist_layout *L = mt_random_layout(A.m, 3);
     fixture_make(&F, &A, "Poisson 16x12 (random)", L, 1);
     sweep(&F, 1);
     check(&F, SLA_METHOD_LSQR, SLA_DIST_PC_NONE, 1);
@@ -394,7 +382,7 @@ int main(int argc, char **argv)
     /* symmetric indefinite (Poisson − 1.5 I, eigenvalues on both sides of 0): auto → minres */
     for (int64_t e = 0; e < A.nnz; e++)
         if (A.row[e] == A.col[e]) A.val[e] -= 1.5;
-    L = random_layout(A.m, 4);
+    L = mt_random_layout(A.m, 4);
     fixture_make(&F, &A, "Poisson - 1.5 I (random)", L, 1);
     check(&F, SLA_METHOD_MINRES, SLA_DIST_PC_NONE, 1);
     check(&F, SLA_METHOD_MINRES, SLA_DIST_PC_JACOBI, 1);
@@ -402,7 +390,7 @@ int main(int argc, char **argv)
     sla_dist_layout_free(&L);
     /* its negative: a negative diagonal, auto → minres */
     for (int64_t e = 0; e < A.nnz; e++) A.val[e] = -A.val[e];
-    L = random_layout(A.m, 8);
+    L = mt_random_layout(A.m, 8);
     fixture_make(&F, &A, "1.5 I - Poisson (random)", L, 1);
     autos(&F, SLA_METHOD_MINRES, "auto: symmetric, diagonal not positive → minres");
     check(&F, SLA_METHOD_MINRES, SLA_DIST_PC_JACOBI, 1);
@@ -413,7 +401,7 @@ int main(int argc, char **argv)
     for (int64_t e = 0; e < A.nnz; e++)
         if (A.row[e] == A.col[e]) A.val[e] += 1.5;
         else if (A.col[e] == A.row[e] + 1) A.val[e] -= 0.4;
-    L = random_layout(A.m, 5);
+    L = mt_random_layout(A.m, 5);
     fixture_make(&F, &A, "convection-diffusion 16x12 (random)", L, 1);
     sweep(&F, 0);
     autos(&F, SLA_METHOD_GMRES, "auto: not symmetric → gmres; precond auto → bjacobi-ilu0");
@@ -439,7 +427,7 @@ int main(int argc, char **argv)
     mt_coo_free(&A);
     /* real matrices */
     if (mt_load("Laplace3D10.mtx", &A)) {
-        L = random_layout(A.m, 6);
+        L = mt_random_layout(A.m, 6);
         fixture_make(&F, &A, "Laplace3D10 (random)", L, 1);
         sweep(&F, 1);
         autos(&F, SLA_METHOD_CG, "auto: symmetric, positive diagonal → cg");
@@ -448,7 +436,7 @@ int main(int argc, char **argv)
         mt_coo_free(&A);
     }
     if (mt_load("pores_1.mtx", &A)) {
-        L = random_layout(A.m, 7);
+        L = mt_random_layout(A.m, 7);
         fixture_make(&F, &A, "pores_1 (random)", L, 1);
         rtol = 1e-11;
         check(&F, SLA_METHOD_GMRES, SLA_DIST_PC_NONE, 1);
