@@ -491,6 +491,136 @@ SLA_API sla_status sla_dist_pattern_info(const sla_dist_pattern *P,
 /** Name of a partitioner ("contiguous", "metis", "ptscotch", "rcb", "hilbert"; "invalid"). */
 SLA_API const char *sla_dist_partitioner_name(sla_dist_partitioner method);
 
+/* ---------------------------------------------------------------------------------------------
+ * Distributed Krylov solvers
+ * ---------------------------------------------------------------------------------------------
+ * The serial lifecycle (create, solve op N/T, refactor, VJP, free) on a distributed matrix.
+ * The methods are libsla's own CG, BiCGStab, GMRES(m), MINRES and LSQR (sla_krylov_run, one
+ * source each) running on a distributed vector space: this rank's owned entries as a host space
+ * whose reductions (dots, norms, CG's fused ‖r‖²) are summed across the ranks by
+ * sla_dist_allsum's fixed tree, and a distributed operator whose apply is the split-phase SpMV
+ * (op = T: the reverse exchange). Every system of a batch or of several right-hand sides runs
+ * one after another on the calling thread (MPI forbids interleaving collectives of several
+ * threads on one communicator); kernels inside a system may use OpenMP threads.
+ * Results are bit-identical run to run for a fixed rank count, partition and thread count, and
+ * equal the serial solver's up to rounding and the stopping rule.
+ * Matrices must be square with rows and columns distributed alike (the same layout), except for
+ * lsqr (any shape: B on the row layout, X on the column layout for op = N). */
+
+/** Preconditioners of a distributed solver. Block Jacobi kinds apply libsla's serial
+ *  preconditioner (sla_pc_create) of each rank's diagonal block (its rows × its columns), so
+ *  their strength falls with the rank count; BoomerAMG is hypre's parallel AMG on a ParCSR copy
+ *  of the matrix, the scalable choice for SPD (elliptic) problems. */
+typedef enum sla_dist_precond {
+    SLA_DIST_PC_AUTO = 0,      /**< by method: see sla_dist_solver_create() */
+    SLA_DIST_PC_NONE,
+    SLA_DIST_PC_JACOBI,        /**< M = diag(A) (MINRES: diag(|A|), SPD) */
+    SLA_DIST_PC_BJACOBI_IC0,   /**< block Jacobi, IC(0) of each diagonal block (SPD A) */
+    SLA_DIST_PC_BJACOBI_ILU0,  /**< block Jacobi, ILU(0) of each diagonal block */
+    SLA_DIST_PC_BJACOBI_AMG,   /**< block Jacobi, libsla's AMG V-cycle on each diagonal block */
+    SLA_DIST_PC_BOOMERAMG,     /**< hypre BoomerAMG, one V-cycle (float64, N < 2^31) */
+    SLA_DIST_PC_COUNT
+} sla_dist_precond;
+
+/** Options of a distributed solver (sla_dist_solver_options_init() for the defaults). */
+typedef struct sla_dist_solver_options {
+    sla_method method;          /**< SLA_METHOD_AUTO (default), CG, BICGSTAB, GMRES, MINRES or
+                                 *   LSQR; direct methods are refused (SLA_EUNSUPPORTED) */
+    sla_dist_precond precond;   /**< default SLA_DIST_PC_AUTO */
+    double rtol, atol;          /**< stop when ‖b − op(A)x‖₂ ≤ max(rtol·‖b‖₂, atol) (global
+                                 *   norms); defaults 1e-10 and 0 */
+    int64_t maxiter;            /**< ≥ 1, or SLA_MAXITER_DEFAULT (default): 10·max(M, N) + 100 */
+    int64_t restart;            /**< GMRES restart ≥ 1, default 50 */
+    double damp;                /**< LSQR's Tikhonov damping ≥ 0, default 0 */
+    int initial_guess_nonzero;  /**< 1: X holds the initial guess on entry; default 0 */
+} sla_dist_solver_options;
+
+typedef struct sla_dist_solver sla_dist_solver;
+
+/** Fills *o with the defaults above. Local. */
+SLA_API void sla_dist_solver_options_init(sla_dist_solver_options *o);
+
+/** Creates a distributed Krylov solver for the matrices A (batch B ≥ 1 on one pattern).
+ *  Collective. A's values are borrowed (read at every solve) and must stay valid and unchanged
+ *  until the next sla_dist_solver_refactor() or free; the pattern is retained, with its halo
+ *  plan, reused by every solve.
+ *  Method auto (the serial rules of src/solve/auto.c where they apply to a distributed matrix,
+ *  docs in sla_dist_solver_describe()): rectangular → lsqr; symmetric (the test of
+ *  sla_symlower_check, |a_ij − a_ji| ≤ 1000ε·max(|a_ij|, |a_ji|) + ε·max|a|, on every pair across
+ *  the ranks) with a positive diagonal → cg; symmetric otherwise → minres; else gmres.
+ *  Precond auto: cg → BoomerAMG from 5000 unknowns (when hypre is in the build), else Jacobi;
+ *  minres → Jacobi on |diag|; gmres, bicgstab → block-Jacobi ILU(0), then Jacobi; lsqr → none.
+ *  A candidate whose set-up fails on some rank for a reason of the values (zero pivot, zero
+ *  diagonal) gives way to the next, and describe() says why.
+ *  Transposed solves (op = T, the VJP's adjoint solve) apply M⁻ᵀ: Jacobi and IC(0) are
+ *  symmetric, ILU(0) and libsla's AMG have transposed applications; BoomerAMG's V-cycle (its
+ *  default symmetric hybrid Gauss–Seidel smoothing) is used as its own transpose, which is exact
+ *  only for symmetric A: BoomerAMG on a matrix that is not symmetric refuses op = T
+ *  (SLA_EUNSUPPORTED naming the reason).
+ *  @param[in] opt  NULL for defaults.
+ *  @return SLA_OK; SLA_EINVAL (bad option, layouts that differ for a square method);
+ *          SLA_ESHAPE (a non-lsqr method on a rectangular A); SLA_ENONFINITE (naming rank, slot,
+ *          row and column); SLA_EBREAKDOWN (an explicitly requested preconditioner failed on some
+ *          rank: the message names the rank and row); SLA_EUNSUPPORTED (direct method, BoomerAMG
+ *          without hypre or with float32); SLA_ENOMEM; SLA_EBACKEND. Agreed on every rank;
+ *          *out NULL on error. */
+SLA_API sla_status sla_dist_solver_create(const sla_dist_matrix *A,
+                                          const sla_dist_solver_options *opt,
+                                          sla_dist_solver **out);
+
+/** Solves op(A_b) X_b = B_b for every batch element and column. Collective.
+ *  @param[in] B   [batch][n_b][nrhs] of the solver's dtype, this rank's rows of op(A)'s range
+ *                 layout (rows for op = N), finite (checked on every rank).
+ *  @param[in,out] X  [batch][n_x][nrhs] on op(A)'s domain layout; initial guess if
+ *                 initial_guess_nonzero, else never read.
+ *  @param[out] info  may be NULL; the same on every rank: the worst case over the systems
+ *                 (iterations, true global residuals, reason), converged 0 on any error.
+ *  @return SLA_OK; SLA_NOT_CONVERGED (warning: X holds the best iterate, info says why:
+ *          maxiter, breakdown, stagnation, indefinite); SLA_ENONFINITE naming rank and entry;
+ *          SLA_EINVAL; SLA_EUNSUPPORTED (BoomerAMG op = T on a nonsymmetric A); SLA_ENOMEM;
+ *          SLA_EBACKEND. The same status on every rank. */
+SLA_API sla_status sla_dist_solver_solve(sla_dist_solver *s, sla_op op, int64_t nrhs,
+                                         const void *B, void *X, sla_solve_info *info);
+
+/** New values on the same pattern, dtype and batch: the numeric set-up only (the halo plan and
+ *  the preconditioner's structure are kept; BoomerAMG is set up again on the new ParCSR
+ *  values). Collective. values [batch][nnz_local] borrowed as at create. Checked first (NULL,
+ *  non-finite: the solver stays as it was); a failed numeric set-up leaves a solver that
+ *  refuses to solve (SLA_EINVAL) until a refactor succeeds.
+ *  @return SLA_OK, SLA_EINVAL, SLA_ENONFINITE, SLA_EBREAKDOWN, SLA_ENOMEM, SLA_EBACKEND. */
+SLA_API sla_status sla_dist_solver_refactor(sla_dist_solver *s, const void *values);
+
+/** Backward of X = op(A)⁻¹ B, as sla_solver_solve_vjp(): λ = op(A)⁻ᵀ G by one transposed
+ *  distributed solve on the same object (G scaled by a power of two near 1/‖G‖∞, atol alike),
+ *  then dB = λ and ∂a_s = −Σ_j λ[r_s][j]·X[c_s][j] (op = N; op = T: −Σ_j X[r_s][j]·λ[c_s][j]),
+ *  local: the diagonal block with owned entries, the off-diagonal block with the ghost values
+ *  of X (one halo exchange; sla_dist_spmv_vjp). Collective.
+ *  @param[in] X, G  [batch][n_local][nrhs]; X needed (finite) only for dvalues.
+ *  @param[out] dB      [batch][n_local][nrhs] or NULL; dvalues [batch][nnz_local] (A's local
+ *                      slots: sla_dist_values_scatter() takes them to the COO order) or NULL.
+ *                      Written only when the solve succeeded or did not converge (then with
+ *                      the status SLA_NOT_CONVERGED).
+ *  @return as sla_dist_solver_solve(); SLA_EUNSUPPORTED for lsqr or damp ≠ 0. */
+SLA_API sla_status sla_dist_solver_solve_vjp(sla_dist_solver *s, sla_op op, int64_t nrhs,
+                                             const void *X, const void *G, void *dB,
+                                             void *dvalues, sla_solve_info *info);
+
+/** One line: method, preconditioner, tolerances and, for auto, why ("auto: symmetric, positive
+ *  diagonal → cg; precond auto → boomeramg (N = 10000 ≥ 5000)"). The same on every rank; owned
+ *  by the solver. Local. */
+SLA_API const char *sla_dist_solver_describe(const sla_dist_solver *s);
+/** The method and preconditioner in use (never auto). Local. */
+SLA_API sla_method sla_dist_solver_method(const sla_dist_solver *s);
+SLA_API sla_dist_precond sla_dist_solver_precond(const sla_dist_solver *s);
+/** "none", "jacobi", "bjacobi-ic0", "bjacobi-ilu0", "bjacobi-amg", "boomeramg", "auto";
+ *  "invalid" otherwise. */
+SLA_API const char *sla_dist_precond_name(sla_dist_precond p);
+/** 1 if this build has hypre BoomerAMG. */
+SLA_API int sla_dist_have_boomeramg(void);
+
+/** Frees *s (collective: the pattern's and hypre's communicators) and sets it to NULL. */
+SLA_API void sla_dist_solver_free(sla_dist_solver **s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -181,6 +181,14 @@ sla_status dist_matrix_check_local(const char *func, const sla_dist_matrix *A);
  * ncols_local + g). */
 int64_t dist_pattern_global_col(const sla_dist_pattern *P, int offd, int64_t j);
 
+/* y = op(A)·x, one vector (k = 1) of a batch-1 view, on the caller's halo buffers B (for one
+ * block of width 1) and ghost [nghost]; op = T needs dist_spmv_prepare_transpose() first.
+ * Unchecked, not agreed (spmv.c). */
+sla_status dist_spmv_vec(const sla_dist_matrix *A, sla_op op, const void *x, void *y,
+                         dist_halo_buf *B, void *ghost);
+/* Builds the transposed local blocks of P (cached in the patterns). Local; may fail. */
+sla_status dist_spmv_prepare_transpose(const sla_dist_pattern *P, const char *func);
+
 /* ---- local kernels (t_dist.h through kernels.c) ---- */
 
 /* y[b][idx[i]][j] += buf[b][i][j] for a segment of a reverse exchange, y's blocks ny rows

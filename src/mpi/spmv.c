@@ -193,6 +193,21 @@ sla_status sla_dist_spmv(sla_op op, double alpha, const sla_dist_matrix *A, cons
     return sla_error_attribute(st, __func__);
 }
 
+/* y = op(A)·x for one vector (k = 1, batch 1) on buffers the caller keeps (the Krylov
+ * operator, operator.c): no checks, no agreement, no allocation. */
+sla_status dist_spmv_vec(const sla_dist_matrix *A, sla_op op, const void *x, void *y,
+                         dist_halo_buf *B, void *ghost)
+{
+    dist_op o = op_init(A, 1);
+    return op == SLA_OP_N ? run_n(&o, 1.0, x, 1, 0.0, y, B, ghost)
+                          : run_t(&o, 1.0, x, 1, 0.0, y, B, ghost, 0);
+}
+
+sla_status dist_spmv_prepare_transpose(const sla_dist_pattern *P, const char *func)
+{
+    return prepare_transpose(func, P);
+}
+
 /* dvalues (zeroed first) += the pattern outer products of each batch element:
  * ∂a_s = alpha·⟨u[r_s], v[c_s]⟩ with u in the row space ([ub][nr][k]) and v in the column
  * space, owned part v ([vb][nc][k]) and ghost part vg ([vb][ng][k]). */

@@ -145,6 +145,18 @@ int64_t *mt_owned(const int *part, int64_t N, int rank, int64_t *n)
     return o;
 }
 
+sla_dist_layout *mt_random_layout(int64_t N, uint64_t seed)
+{
+    int *part = malloc((size_t)(N + 1) * sizeof *part);
+    mt_random_part(N, mt_size, seed, part);
+    int64_t n, *own = mt_owned(part, N, mt_rank, &n);
+    sla_dist_layout *L = NULL;
+    MT_OK(sla_dist_layout_create_owned(MPI_COMM_WORLD, N, n, own, &L));
+    free(part);
+    free(own);
+    return L;
+}
+
 double mt_max(double v)
 {
     double r;

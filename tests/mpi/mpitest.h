@@ -48,6 +48,8 @@ double mt_rand(uint64_t *state);
 void mt_fill(double *x, int64_t n, uint64_t seed);
 /* A random partition: part[g] uniform over the ranks (the same on every rank). */
 void mt_random_part(int64_t N, int p, uint64_t seed, int *part);
+/* A layout on MPI_COMM_WORLD from mt_random_part(N, mt_size, seed) (collective). */
+sla_dist_layout *mt_random_layout(int64_t N, uint64_t seed);
 /* The owned list of this rank under part ([N]): malloc'ed, count in *n. */
 int64_t *mt_owned(const int *part, int64_t N, int rank, int64_t *n);
 

@@ -167,18 +167,6 @@ static void run(const char *what, const mt_coo *A, sla_dist_layout *rows, sla_di
     }
 }
 
-static sla_dist_layout *random_layout(int64_t N, uint64_t seed)
-{
-    int *part = malloc((size_t)(N + 1) * sizeof *part);
-    mt_random_part(N, mt_size, seed, part);
-    int64_t n, *own = mt_owned(part, N, mt_rank, &n);
-    sla_dist_layout *L = NULL;
-    MT_OK(sla_dist_layout_create_owned(MPI_COMM_WORLD, N, n, own, &L));
-    free(part);
-    free(own);
-    return L;
-}
-
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -186,19 +174,19 @@ int main(int argc, char **argv)
     mt_poisson2d(8, 6, &A);
     uint64_t seed = 9;
     for (int64_t e = 0; e < A.nnz; e++) A.val[e] += 0.3 * mt_rand(&seed);   /* nonsymmetric */
-    sla_dist_layout *L = random_layout(A.m, 4);
+    sla_dist_layout *L = mt_random_layout(A.m, 4);
     run("perturbed Poisson 8x6, random", &A, L, L);
     sla_dist_layout_free(&L);
     mt_coo_free(&A);
     if (mt_load("west0479.mtx", &A)) {
-        sla_dist_layout *R = random_layout(A.m, 5), *C = random_layout(A.n, 6);
+        sla_dist_layout *R = mt_random_layout(A.m, 5), *C = mt_random_layout(A.n, 6);
         run("west0479, random rows and columns", &A, R, C);
         sla_dist_layout_free(&R);
         sla_dist_layout_free(&C);
         mt_coo_free(&A);
     }
     if (mt_load("illc1850.mtx", &A)) {
-        sla_dist_layout *R = NULL, *C = random_layout(A.n, 7);
+        sla_dist_layout *R = NULL, *C = mt_random_layout(A.n, 7);
         MT_OK(sla_dist_layout_create(MPI_COMM_WORLD, A.m, -1, &R));
         run("illc1850 (rectangular)", &A, R, C);
         sla_dist_layout_free(&R);
