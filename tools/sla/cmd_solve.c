@@ -102,41 +102,6 @@ static int parse_args(int argc, char **argv, solve_args *a)
     return EXIT_OK;
 }
 
-/* b from "ones", "random" or a Matrix Market n × 1 file */
-static int make_rhs(const char *spec, int64_t n, double *b)
-{
-    if (!strcmp(spec, "ones")) { for (int64_t i = 0; i < n; i++) b[i] = 1; return EXIT_OK; }
-    if (!strcmp(spec, "random")) {
-        uint64_t s = 1;
-        for (int64_t i = 0; i < n; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            b[i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
-        }
-        return EXIT_OK;
-    }
-    sla_coo *c = NULL;
-    sla_status st = sla_mm_read(spec, &c);
-    if (st) return cli_fail("solve", st, "--rhs");
-    int rc = EXIT_OK;
-    if (c->nrows != n || c->ncols != 1 || c->field == SLA_MM_COMPLEX) {
-        rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ESHAPE), "--rhs %s: expected a "
-                       "real %lld × 1 matrix, got %lld × %lld%s", spec, (long long)n,
-                       (long long)c->nrows, (long long)c->ncols,
-                       c->field == SLA_MM_COMPLEX ? " complex" : "");
-    } else {
-        memset(b, 0, sizeof(double) * (size_t)n);
-        for (int64_t k = 0; k < c->nnz; k++) b[c->row[k]] += c->values[k];
-        /* checked here, so that the message names this file and not the matrix */
-        for (int64_t i = 0; i < n && !rc; i++)
-            if (!isfinite(b[i]))
-                rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
-                               "b[%lld] (row %lld) is %g: the right-hand side must be "
-                               "finite", spec, (long long)i, (long long)i + 1, b[i]);
-    }
-    sla_coo_free(&c);
-    return rc;
-}
-
 /* x as a Matrix Market n × 1 array (a failed write is exit 3, like every output file) */
 static int write_vector(const char *path, const double *x, int64_t n)
 {
@@ -204,7 +169,7 @@ int cmd_solve(int argc, char **argv)
     if (a.opt.monitor_every <= 0) a.opt.monitor_every = 10;
     if (!b || !x || !r) rc = cli_error("solve", EXIT_FAILURE_, sla_status_string(SLA_ENOMEM),
                                        "cannot allocate vectors of %lld entries", (long long)n);
-    if (!rc) rc = make_rhs(a.rhs, n, b);
+    if (!rc) rc = cli_make_rhs("solve", a.rhs, n, b);
     sla_solver *s = NULL;
     sla_solve_info info;
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
