@@ -253,8 +253,13 @@ def bad_cases(tmp_path, poisson):
     short.write_text("%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n")
     garbage = tmp_path / "garbage.mtx"
     garbage.write_text("%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1.0\n")
+    nan = tmp_path / "nan.mtx"          # the NaN in the last row: owned by the last rank
+    nan.write_text("%%MatrixMarket matrix coordinate real general\n4 4 4\n"
+                   "1 1 1\n2 2 1\n3 3 1\n4 4 nan\n")
     return [
         (["solve", str(tmp_path / "missing.mtx")], 2, "cannot open"),
+        (["solve", str(nan)], 2, "(row 3, col 3) is not finite"),
+        (["logdet", str(nan)], 2, "(row 3, col 3) is not finite"),
         (["solve", str(garbage)], 2, None),
         (["solve", poisson, "--method", "nonsense"], 2, "--method"),
         (["solve", poisson, "--rtol", "-1"], 2, "below the minimum"),
