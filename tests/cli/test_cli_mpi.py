@@ -80,6 +80,14 @@ def max_rel_diff(x, y):
     return max(abs(a - b) for a, b in zip(x, y)) / scale
 
 
+def write_mtx(path, n, entries, symmetry="general"):
+    """entries (i, j, value), 0-based, as a Matrix Market coordinate file."""
+    with open(path, "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate real {symmetry}\n{n} {n} {len(entries)}\n")
+        f.writelines(f"{i + 1} {j + 1} {v!r}\n" for i, j, v in entries)
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def poisson(tmp_path_factory):
     """2D Poisson (5-point, Dirichlet) on a 24 × 24 grid as a symmetric Matrix Market file."""
@@ -94,12 +102,7 @@ def poisson(tmp_path_factory):
                 entries.append((i, i - 1, -1.0))
             if y > 0:
                 entries.append((i, i - m, -1.0))
-    with open(path, "w") as f:
-        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
-        f.write(f"{m * m} {m * m} {len(entries)}\n")
-        for i, j, v in entries:
-            f.write(f"{i + 1} {j + 1} {v!r}\n")
-    return str(path)
+    return write_mtx(path, m * m, entries, "symmetric")
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +119,7 @@ def convdiff(tmp_path_factory):
             entries += [(i, i + 1, -1.0)] if x < m - 1 else []
             entries += [(i, i - m, -1.25)] if y > 0 else []
             entries += [(i, i + m, -0.75)] if y < m - 1 else []
-    with open(path, "w") as f:
-        f.write("%%MatrixMarket matrix coordinate real general\n")
-        f.write(f"{m * m} {m * m} {len(entries)}\n")
-        f.writelines(f"{i + 1} {j + 1} {v!r}\n" for i, j, v in entries)
-    return str(path)
+    return write_mtx(path, m * m, entries)
 
 
 @pytest.mark.parametrize("method,precond,np_,part", [
@@ -141,17 +140,14 @@ def test_solve_nonsymmetric_equals_serial(tmp_path, convdiff, method, precond, n
 
 def write_neumann(path, m):
     """Graph Laplacian of the m × m grid: singular (constant null vector)."""
-    with open(path, "w") as f:
-        entries = []
-        for y in range(m):
-            for x in range(m):
-                i = y * m + x
-                nb = [(x + dx, y + dy) for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1))
-                      if 0 <= x + dx < m and 0 <= y + dy < m]
-                entries += [(i, b * m + a, -1.0) for a, b in nb] + [(i, i, float(len(nb)))]
-        f.write("%%MatrixMarket matrix coordinate real general\n")
-        f.write(f"{m * m} {m * m} {len(entries)}\n")
-        f.writelines(f"{i + 1} {j + 1} {v!r}\n" for i, j, v in entries)
+    entries = []
+    for y in range(m):
+        for x in range(m):
+            i = y * m + x
+            nb = [(x + dx, y + dy) for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1))
+                  if 0 <= x + dx < m and 0 <= y + dy < m]
+            entries += [(i, b * m + a, -1.0) for a, b in nb] + [(i, i, float(len(nb)))]
+    write_mtx(path, m * m, entries)
 
 
 def test_help_and_serial_tool_free_of_mpi():

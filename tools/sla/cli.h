@@ -84,9 +84,37 @@ double cli_peak_rss(void);
 /* Prints a cJSON object to stdout (formatted) and deletes it. */
 void cli_print_json(cJSON *obj);
 
+/* Moves every item of extra (may be NULL) into o and deletes extra. */
+void cli_json_merge(cJSON *o, cJSON *extra);
+
 /* Names of the Matrix Market header words. */
 const char *cli_field_name(sla_mm_field f);
 const char *cli_symmetry_name(sla_mm_symmetry s);
+
+/* What 'sla solve' prints after a solve (cmd_solve.c), text or one JSON object. extra_json:
+ * more keys (moved into the object; may be NULL); extra_text: lines printed last (may be NULL);
+ * rss_note: text after the peak memory figure (may be NULL). */
+typedef struct cli_solve_report_args {
+    const char *file;
+    int json;
+    const sla_solve_info *info;
+    const char *precond;
+    double relres, setup, solve, rss;
+    cJSON *extra_json;
+    const char *extra_text, *rss_note;
+} cli_solve_report_args;
+void cli_solve_report(const cli_solve_report_args *r);
+
+/* What 'sla logdet' prints (cmd_logdet.c); extra_json / extra_text as for cli_solve_report. */
+typedef struct cli_logdet_print_args {
+    const char *file;
+    int json;
+    const char *method, *description;
+    double sign, logabsdet, time_s;
+    cJSON *extra_json;
+    const char *extra_text;
+} cli_logdet_print_args;
+void cli_logdet_print(const cli_logdet_print_args *r);
 
 /* What 'sla info' reports about a real matrix (cmd_info.c). */
 typedef struct cli_info_facts {

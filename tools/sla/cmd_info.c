@@ -124,9 +124,7 @@ void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *ex
     cJSON_AddNullToObject(o, "iterations");
     cJSON_AddNullToObject(o, "residual");
     cJSON_AddNumberToObject(o, "time_s", f->time_s);
-    for (cJSON *e = extra ? extra->child : NULL; e; e = extra->child)
-        cJSON_AddItemToObject(o, e->string, cJSON_DetachItemViaPointer(extra, e));
-    cJSON_Delete(extra);
+    cli_json_merge(o, extra);
     cli_print_json(o);
 }
 

@@ -116,37 +116,40 @@ static double norm2(const double *x, int64_t n)
     return sqrt(s);
 }
 
-static void report(const solve_args *a, const sla_solve_info *info, double relres, double setup,
-                   double solve)
+void cli_solve_report(const cli_solve_report_args *r)
 {
+    const sla_solve_info *info = r->info;
     int lsq = isfinite(info->normal_residual);      /* LSQR: ‖Aᵀr‖ */
-    if (a->json) {
+    if (r->json) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", a->file);
+        cJSON_AddStringToObject(o, "file", r->file);
         cJSON_AddStringToObject(o, "method", sla_method_name(info->method));
-        cJSON_AddStringToObject(o, "precond", sla_precond_name(info->precond));
+        cJSON_AddStringToObject(o, "precond", r->precond);
         cJSON_AddStringToObject(o, "reason", sla_reason_name(info->reason));
         cJSON_AddStringToObject(o, "description", info->description);
         cJSON_AddBoolToObject(o, "converged", info->converged);
         cJSON_AddNumberToObject(o, "iterations", (double)info->iterations);
-        cJSON_AddNumberToObject(o, "residual", relres);
+        cJSON_AddNumberToObject(o, "residual", r->relres);
         if (lsq) cJSON_AddNumberToObject(o, "normal_residual", info->normal_residual);
         if (isfinite(info->rcond)) cJSON_AddNumberToObject(o, "rcond", info->rcond);
-        cJSON_AddNumberToObject(o, "time_s", setup + solve);
-        cJSON_AddNumberToObject(o, "setup_s", setup);
-        cJSON_AddNumberToObject(o, "solve_s", solve);
-        cJSON_AddNumberToObject(o, "peak_memory_bytes", cli_peak_rss());
+        cJSON_AddNumberToObject(o, "time_s", r->setup + r->solve);
+        cJSON_AddNumberToObject(o, "setup_s", r->setup);
+        cJSON_AddNumberToObject(o, "solve_s", r->solve);
+        cJSON_AddNumberToObject(o, "peak_memory_bytes", r->rss);
+        cli_json_merge(o, r->extra_json);
         cli_print_json(o);
         return;
     }
     printf("method:      %s\n", info->description);
     printf("result:      %s after %lld iteration%s\n", sla_reason_name(info->reason),
            (long long)info->iterations, info->iterations == 1 ? "" : "s");
-    printf("residual:    ||b - A x|| / ||b|| = %.3e\n", relres);
+    printf("residual:    ||b - A x|| / ||b|| = %.3e\n", r->relres);
     if (lsq) printf("normal eq.:  ||A^T (b - A x)|| = %.3e (least squares)\n", info->normal_residual);
     if (isfinite(info->rcond)) printf("rcond:       %.3e\n", info->rcond);
-    printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", setup + solve, setup, solve);
-    printf("peak memory: %.1f MB\n", cli_peak_rss() / 1e6);
+    printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", r->setup + r->solve, r->setup,
+           r->solve);
+    printf("peak memory: %.1f MB%s\n", r->rss / 1e6, r->rss_note ? r->rss_note : "");
+    if (r->extra_text) fputs(r->extra_text, stdout);
 }
 
 int cmd_solve(int argc, char **argv)
@@ -196,7 +199,11 @@ int cmd_solve(int argc, char **argv)
             memcpy(r, b, sizeof(double) * (size_t)n);
             sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
             double nb = norm2(b, n);
-            report(&a, &info, nb > 0 ? norm2(r, n) / nb : norm2(r, n), t1 - t0, t2 - t1);
+            cli_solve_report(&(cli_solve_report_args){
+                .file = a.file, .json = a.json, .info = &info,
+                .precond = sla_precond_name(info.precond),
+                .relres = nb > 0 ? norm2(r, n) / nb : norm2(r, n), .setup = t1 - t0,
+                .solve = t2 - t1, .rss = cli_peak_rss()});
         }
     }
     sla_solver_free(&s);

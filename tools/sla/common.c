@@ -293,6 +293,13 @@ double cli_peak_rss(void)
     return 1024.0 * (double)ru.ru_maxrss;   /* Linux reports kilobytes */
 }
 
+void cli_json_merge(cJSON *o, cJSON *extra)
+{
+    for (cJSON *e = extra ? extra->child : NULL; e; e = extra->child)
+        cJSON_AddItemToObject(o, e->string, cJSON_DetachItemViaPointer(extra, e));
+    cJSON_Delete(extra);
+}
+
 void cli_print_json(cJSON *obj)
 {
     char *s = cJSON_Print(obj);

@@ -33,6 +33,18 @@ int cli_mpi_bcast_rc(int rc);
 /* "--partition NAME": contiguous, metis or ptscotch. 0 after a usage error. */
 int cli_mpi_parse_partition(const char *cmd, const char *name, sla_dist_partitioner *out);
 
+/* The command line of info and logdet: FILE [--partition P] [--json] [--method M]. */
+typedef struct cli_mpi_args {
+    const char *file;
+    int json;
+    sla_dist_partitioner part;
+} cli_mpi_args;
+/* Parses it (every rank: the same argv); --method only when method is not NULL (it checks the
+ * value, returning 0 or the exit code). Returns 0, −1 after printing help (rank 0), or the exit
+ * code of a usage error. */
+int cli_mpi_parse_args(const char *cmd, const char *help, int argc, char **argv,
+                       int (*method)(const char *value), cli_mpi_args *a);
+
 /* Reads FILE on rank 0, partitions it by part and scatters it (collective). Returns 0, or the
  * same exit code on every rank after rank 0 printed the error; d is then empty. */
 int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, cli_dist *d);
@@ -43,7 +55,8 @@ void cli_dist_free(cli_dist *d);
  * on every rank (as cli_fail). */
 int cli_mpi_fail(const char *cmd, sla_status st, const char *what);
 
-/* The "distributed:" line of the text output (ranks, partition, its figures) into buf. */
+/* The "distributed:" line of the text output (ranks, partition, its figures; with its newline)
+ * into buf. */
 void cli_dist_describe(const cli_dist *d, char *buf, size_t size);
 /* The same as JSON: adds "ranks" and "partition" {name, edge_cut, halo_max, halo_total,
  * neighbours_max, rows_imbalance, nnz_imbalance} to o. */

@@ -22,6 +22,25 @@ int cli_mpi_parse_partition(const char *cmd, const char *name, sla_dist_partitio
     return 0;
 }
 
+int cli_mpi_parse_args(const char *cmd, const char *help, int argc, char **argv,
+                       int (*method)(const char *value), cli_mpi_args *a)
+{
+    int rank, rc;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    *a = (cli_mpi_args){.part = SLA_DIST_PART_CONTIGUOUS};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) { if (rank == 0) fputs(help, stdout); return -1; }
+        if (!strcmp(o, "--json")) a->json = 1;
+        else if (method && !strcmp(o, "--method") && v) { if ((rc = method(v))) return rc; i++; }
+        else if (!strcmp(o, "--partition")) { if (!cli_mpi_parse_partition(cmd, v, &a->part)) return EXIT_USAGE; i++; }
+        else if (o[0] == '-') return cli_usage_error(cmd, "unknown option '%s'", o);
+        else if (a->file) return cli_usage_error(cmd, "more than one FILE given ('%s', '%s')", a->file, o);
+        else a->file = o;
+    }
+    return a->file ? EXIT_OK : cli_usage_error(cmd, "missing FILE");
+}
+
 int cli_mpi_fail(const char *cmd, sla_status st, const char *what)
 {
     return cli_fail(cmd, st, what);     /* quiet on ranks other than 0: printed once */
@@ -106,10 +125,11 @@ void cli_dist_describe(const cli_dist *d, char *buf, size_t size)
     int n = snprintf(buf, size, "distributed: %d rank%s, partition %s", d->size,
                      d->size == 1 ? "" : "s", sla_dist_partitioner_name(d->part));
     if (d->have_info && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " (edge cut %lld, halo max %lld, total %lld; "
-                 "imbalance rows %.3f, nnz %.3f)", (long long)p->edge_cut,
-                 (long long)p->halo_max, (long long)p->halo_total, p->rows_imbalance,
-                 p->nnz_imbalance);
+        n += snprintf(buf + n, size - (size_t)n, " (edge cut %lld, halo max %lld, total %lld; "
+                      "imbalance rows %.3f, nnz %.3f)", (long long)p->edge_cut,
+                      (long long)p->halo_max, (long long)p->halo_total, p->rows_imbalance,
+                      p->nnz_imbalance);
+    if (n >= 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "\n");
 }
 
 void cli_dist_json(const cli_dist *d, cJSON *o)

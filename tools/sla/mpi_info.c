@@ -35,22 +35,14 @@ static void auto_facts(const cli_dist *d, cli_info_facts *f)
 int cmd_mpi_info(int argc, char **argv)
 {
     cli_begin(argc, argv);
-    int rank, json = 0, rc;
+    int rank, rc;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const char *file = NULL;
-    sla_dist_partitioner part = SLA_DIST_PART_CONTIGUOUS;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) { if (rank == 0) fputs(help, stdout); return EXIT_OK; }
-        if (!strcmp(o, "--json")) json = 1;
-        else if (!strcmp(o, "--partition")) { if (!cli_mpi_parse_partition("info", v, &part)) return EXIT_USAGE; i++; }
-        else if (o[0] == '-') return cli_usage_error("info", "unknown option '%s'", o);
-        else if (file) return cli_usage_error("info", "more than one FILE given ('%s', '%s')", file, o);
-        else file = o;
-    }
-    if (!file) return cli_usage_error("info", "missing FILE");
+    cli_mpi_args a;
+    if ((rc = cli_mpi_parse_args("info", help, argc, argv, NULL, &a))) return rc < 0 ? EXIT_OK : rc;
+    const char *file = a.file;
+    int json = a.json;
     cli_dist d;
-    if ((rc = cli_dist_load("info", file, part, &d))) return rc;
+    if ((rc = cli_dist_load("info", file, a.part, &d))) return rc;
     cli_info_facts f;
     memset(&f, 0, sizeof f);
     double t0 = cli_now();
@@ -63,8 +55,7 @@ int cmd_mpi_info(int argc, char **argv)
         cli_info_print_json(&d.m, &f, extra);
     } else if (rank == 0) {
         char line[420];
-        cli_dist_describe(&d, line, sizeof line - 1);
-        strcat(line, "\n");
+        cli_dist_describe(&d, line, sizeof line);
         cli_info_print_text(&d.m, &f, line);
     }
     cli_dist_free(&d);

@@ -1,5 +1,4 @@
 /* sla-mpi logdet FILE: sign and log|det| from the distributed LU (SuperLU_DIST). */
-#include <math.h>
 #include <string.h>
 
 #include "mpi_cli.h"
@@ -32,53 +31,26 @@ static void print(const char *file, const cli_dist *d, const sla_dist_lu *F, int
                   double sign, double lad, double t)
 {
     if (d->rank != 0) return;
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", file);
-        cJSON_AddStringToObject(o, "method", "lu");
-        cJSON_AddStringToObject(o, "description", sla_dist_lu_describe(F));
-        cJSON_AddStringToObject(o, "reason", "converged");
-        cJSON_AddBoolToObject(o, "converged", 1);
-        cJSON_AddNumberToObject(o, "iterations", 0);
-        cJSON_AddNullToObject(o, "residual");
-        cJSON_AddNumberToObject(o, "sign", sign);
-        if (isfinite(lad)) cJSON_AddNumberToObject(o, "logabsdet", lad);
-        else cJSON_AddNullToObject(o, "logabsdet");
-        cJSON_AddBoolToObject(o, "singular", sign == 0);
-        cJSON_AddNumberToObject(o, "time_s", t);
-        cli_dist_json(d, o);
-        cli_print_json(o);
-        return;
-    }
     char line[400];
     cli_dist_describe(d, line, sizeof line);
-    printf("method:      %s\n", sla_dist_lu_describe(F));
-    printf("sign:        %s\n", sign > 0 ? "+1" : sign < 0 ? "-1" : "0");
-    printf("log|det|:    %.17g\n", lad);
-    printf("time:        %.3f s\n", t);
-    printf("%s\n", line);
+    cJSON *extra = NULL;
+    if (json) cli_dist_json(d, extra = cJSON_CreateObject());
+    cli_logdet_print(&(cli_logdet_print_args){
+        .file = file, .json = json, .method = "lu", .description = sla_dist_lu_describe(F),
+        .sign = sign, .logabsdet = lad, .time_s = t, .extra_json = extra, .extra_text = line});
 }
 
 int cmd_mpi_logdet(int argc, char **argv)
 {
     cli_begin(argc, argv);
-    int rank, json = 0, rc;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const char *file = NULL;
-    sla_dist_partitioner part = SLA_DIST_PART_CONTIGUOUS;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) { if (rank == 0) fputs(help, stdout); return EXIT_OK; }
-        if (!strcmp(o, "--json")) json = 1;
-        else if (!strcmp(o, "--method") && v) { if ((rc = parse_method(v))) return rc; i++; }
-        else if (!strcmp(o, "--partition")) { if (!cli_mpi_parse_partition("logdet", v, &part)) return EXIT_USAGE; i++; }
-        else if (o[0] == '-') return cli_usage_error("logdet", "unknown option '%s'", o);
-        else if (file) return cli_usage_error("logdet", "more than one FILE given");
-        else file = o;
-    }
-    if (!file) return cli_usage_error("logdet", "missing FILE");
+    int rc;
+    cli_mpi_args a;
+    if ((rc = cli_mpi_parse_args("logdet", help, argc, argv, parse_method, &a)))
+        return rc < 0 ? EXIT_OK : rc;
+    const char *file = a.file;
+    int json = a.json;
     cli_dist d;
-    if ((rc = cli_dist_load("logdet", file, part, &d))) return rc;
+    if ((rc = cli_dist_load("logdet", file, a.part, &d))) return rc;
     if (d.nrows != d.ncols) {
         rc = cli_error("logdet", EXIT_USAGE, "shape", "%s: the matrix is %lld × %lld: a "
                        "determinant needs a square matrix", file, (long long)d.nrows,

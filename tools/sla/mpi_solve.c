@@ -1,5 +1,4 @@
 /* sla-mpi solve FILE: the distributed solve of A x = b, reported as 'sla solve' reports. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,38 +129,14 @@ static void report(const solve_args *a, const cli_dist *d, const solvers *s,
                    double rss)
 {
     if (d->rank != 0) return;
-    int lsq = isfinite(info->normal_residual);      /* LSQR: ‖Aᵀr‖ */
-    if (a->json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", a->file);
-        cJSON_AddStringToObject(o, "method", sla_method_name(info->method));
-        cJSON_AddStringToObject(o, "precond", precond_name(s));
-        cJSON_AddStringToObject(o, "reason", sla_reason_name(info->reason));
-        cJSON_AddStringToObject(o, "description", info->description);
-        cJSON_AddBoolToObject(o, "converged", info->converged);
-        cJSON_AddNumberToObject(o, "iterations", (double)info->iterations);
-        cJSON_AddNumberToObject(o, "residual", relres);
-        if (lsq) cJSON_AddNumberToObject(o, "normal_residual", info->normal_residual);
-        if (isfinite(info->rcond)) cJSON_AddNumberToObject(o, "rcond", info->rcond);
-        cJSON_AddNumberToObject(o, "time_s", setup + solve);
-        cJSON_AddNumberToObject(o, "setup_s", setup);
-        cJSON_AddNumberToObject(o, "solve_s", solve);
-        cJSON_AddNumberToObject(o, "peak_memory_bytes", rss);
-        cli_dist_json(d, o);
-        cli_print_json(o);
-        return;
-    }
     char line[400];
     cli_dist_describe(d, line, sizeof line);
-    printf("method:      %s\n", info->description);
-    printf("result:      %s after %lld iteration%s\n", sla_reason_name(info->reason),
-           (long long)info->iterations, info->iterations == 1 ? "" : "s");
-    printf("residual:    ||b - A x|| / ||b|| = %.3e\n", relres);
-    if (lsq) printf("normal eq.:  ||A^T (b - A x)|| = %.3e (least squares)\n", info->normal_residual);
-    if (isfinite(info->rcond)) printf("rcond:       %.3e\n", info->rcond);
-    printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", setup + solve, setup, solve);
-    printf("peak memory: %.1f MB (largest rank)\n", rss / 1e6);
-    printf("%s\n", line);
+    cJSON *extra = NULL;
+    if (a->json) cli_dist_json(d, extra = cJSON_CreateObject());
+    cli_solve_report(&(cli_solve_report_args){
+        .file = a->file, .json = a->json, .info = info, .precond = precond_name(s),
+        .relres = relres, .setup = setup, .solve = solve, .rss = rss, .extra_json = extra,
+        .extra_text = line, .rss_note = " (largest rank)"});
 }
 
 /* b read on rank 0 (the serial tool's rules) and scattered on the row layout */
