@@ -29,6 +29,16 @@ typedef struct cli_matrix {
 /* Called first by every command with its arguments: notes whether --json was given. */
 void cli_begin(int argc, char **argv);
 
+/* sla-mpi: q = 1 silences every message of this process (errors, warnings, the JSON error
+ * object) so that only rank 0 prints; exit codes are unchanged. */
+void cli_set_quiet(int q);
+/* The program named in "(run 'PROGRAM CMD --help' for usage)" hints (default "sla"). */
+void cli_set_program(const char *name);
+
+/* b [n] from "ones", "random" (uniform in [-1, 1), seed 1) or a Matrix Market n × 1 file; the
+ * file's errors name --rhs. Returns 0 or the exit code after printing the error. */
+int cli_make_rhs(const char *cmd, const char *spec, int64_t n, int parts, double *b);
+
 /* Loads FILE by its extension (.mtx, .mtx.gz, .rb/.rua/.rsa/..., .safetensors). On failure prints
  * "sla CMD: FILE: message" (the file named once) and returns the exit code (2 for bad input,
  * 3 otherwise). need_real: 1 refuses complex files (the command does not take them yet), 0
@@ -88,9 +98,57 @@ double cli_peak_rss(void);
 /* Prints a cJSON object to stdout (formatted) and deletes it. */
 void cli_print_json(cJSON *obj);
 
+/* Moves every item of extra (may be NULL) into o and deletes extra. */
+void cli_json_merge(cJSON *o, cJSON *extra);
+
 /* Names of the Matrix Market header words. */
 const char *cli_field_name(sla_mm_field f);
 const char *cli_symmetry_name(sla_mm_symmetry s);
+
+/* What 'sla solve' prints after a solve (cmd_solve.c), text or one JSON object. extra_json:
+ * more keys (moved into the object; may be NULL); extra_text: lines printed last (may be NULL);
+ * rss_note: text after the peak memory figure (may be NULL). */
+typedef struct cli_solve_report_args {
+    const char *file;
+    int json;
+    const sla_solve_info *info;
+    const char *precond;
+    double relres, setup, solve, rss;
+    int64_t unknowns;            /* for info->peak_bytes per unknown (0: not printed) */
+    cJSON *extra_json;
+    const char *extra_text, *rss_note;
+} cli_solve_report_args;
+void cli_solve_report(const cli_solve_report_args *r);
+
+/* What 'sla logdet' prints (cmd_logdet.c); extra_json / extra_text as for cli_solve_report. */
+typedef struct cli_logdet_print_args {
+    const char *file;
+    int json;
+    const char *method, *description;
+    double sign, logabsdet, time_s;
+    cJSON *extra_json;
+    const char *extra_text;
+} cli_logdet_print_args;
+void cli_logdet_print(const cli_logdet_print_args *r);
+
+/* What 'sla info' reports about a real matrix (cmd_info.c). */
+typedef struct cli_info_facts {
+    int structural, numerical;
+    sla_diag_info diag;
+    sla_pattern_stats stats;
+    double norm1, norminf, normF, normmax;
+    char auto_choice[600];
+    sla_method auto_method;
+    int auto_ok;
+    double time_s;
+} cli_info_facts;
+
+/* The facts of m, all but auto_choice/auto_method/auto_ok (the caller's method=auto). */
+void cli_info_facts_gather(const cli_matrix *m, cli_info_facts *f);
+/* Prints them as 'sla info' does (text or one JSON object); extra: more JSON keys (moved into
+ * the object, may be NULL), or for text extra_text lines printed before "auto:" (may be NULL). */
+void cli_info_print_text(const cli_matrix *m, const cli_info_facts *f, const char *extra_text);
+void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *extra);
 
 /* Subcommands: argc/argv start at the subcommand name. */
 int cmd_info(int argc, char **argv);

@@ -17,18 +17,7 @@ static const char help[] =
     "           would use, null when none applies), time_s (of the analysis), and reason,\n"
     "           converged, iterations, residual, which are null (info solves nothing)\n";
 
-typedef struct {
-    int structural, numerical;
-    sla_diag_info diag;
-    sla_pattern_stats stats;
-    double norm1, norminf, normF, normmax;
-    char auto_choice[600];
-    sla_method auto_method;
-    int auto_ok;
-    double time_s;
-} info_facts;
-
-static void gather_facts(const cli_matrix *m, info_facts *f)
+void cli_info_facts_gather(const cli_matrix *m, cli_info_facts *f)
 {
     memset(f, 0, sizeof *f);
     sla_matrix A = sla_matrix_view(m->pattern, SLA_FLOAT64, 1, m->values);
@@ -40,6 +29,12 @@ static void gather_facts(const cli_matrix *m, info_facts *f)
     sla_matrix_norm(&A, 'I', &f->norminf);
     sla_matrix_norm(&A, 'F', &f->normF);
     sla_matrix_norm(&A, 'M', &f->normmax);
+}
+
+/* what 'sla solve --method auto' would do */
+static void auto_facts(const cli_matrix *m, cli_info_facts *f)
+{
+    sla_matrix A = sla_matrix_view(m->pattern, SLA_FLOAT64, 1, m->values);
     sla_solver *s = NULL;
     sla_status st = sla_solver_create(&A, NULL, &s);
     if (st == SLA_OK) {
@@ -52,7 +47,7 @@ static void gather_facts(const cli_matrix *m, info_facts *f)
     sla_solver_free(&s);
 }
 
-static void print_text(const cli_matrix *m, const info_facts *f)
+void cli_info_print_text(const cli_matrix *m, const cli_info_facts *f, const char *extra_text)
 {
     const sla_coo *c = m->coo;
     printf("file:        %s (%s)\n", m->path, m->format);
@@ -75,10 +70,11 @@ static void print_text(const cli_matrix *m, const info_facts *f)
            (long long)f->stats.empty_cols);
     printf("bandwidth:   lower %lld, upper %lld\n", (long long)f->stats.lower_bandwidth,
            (long long)f->stats.upper_bandwidth);
+    if (extra_text) fputs(extra_text, stdout);
     printf("auto:        %s\n", f->auto_choice);
 }
 
-static void print_json(const cli_matrix *m, const info_facts *f)
+void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *extra)
 {
     const sla_coo *c = m->coo;
     cJSON *o = cJSON_CreateObject();
@@ -128,6 +124,7 @@ static void print_json(const cli_matrix *m, const info_facts *f)
     cJSON_AddNullToObject(o, "iterations");
     cJSON_AddNullToObject(o, "residual");
     cJSON_AddNumberToObject(o, "time_s", f->time_s);
+    cli_json_merge(o, extra);
     cli_print_json(o);
 }
 
@@ -154,11 +151,12 @@ int cmd_info(int argc, char **argv)
         cli_matrix_free(&m);
         return rc;
     }
-    info_facts f;
+    cli_info_facts f;
     double t0 = cli_now();
-    gather_facts(&m, &f);
+    cli_info_facts_gather(&m, &f);
+    auto_facts(&m, &f);
     f.time_s = cli_now() - t0;
-    if (json) print_json(&m, &f); else print_text(&m, &f);
+    if (json) cli_info_print_json(&m, &f, NULL); else cli_info_print_text(&m, &f, NULL);
     cli_matrix_free(&m);
     return EXIT_OK;
 }

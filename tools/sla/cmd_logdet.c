@@ -18,6 +18,33 @@ static const char help[] =
     "               reason \"converged\", converged true, iterations 0, residual null (no system\n"
     "               is solved), time_s\n";
 
+void cli_logdet_print(const cli_logdet_print_args *r)
+{
+    if (r->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", r->file);
+        cJSON_AddStringToObject(o, "method", r->method);
+        cJSON_AddStringToObject(o, "description", r->description);
+        cJSON_AddStringToObject(o, "reason", "converged");
+        cJSON_AddBoolToObject(o, "converged", 1);
+        cJSON_AddNumberToObject(o, "iterations", 0);
+        cJSON_AddNullToObject(o, "residual");
+        cJSON_AddNumberToObject(o, "sign", r->sign);
+        if (isfinite(r->logabsdet)) cJSON_AddNumberToObject(o, "logabsdet", r->logabsdet);
+        else cJSON_AddNullToObject(o, "logabsdet");
+        cJSON_AddBoolToObject(o, "singular", r->sign == 0);
+        cJSON_AddNumberToObject(o, "time_s", r->time_s);
+        cli_json_merge(o, r->extra_json);
+        cli_print_json(o);
+        return;
+    }
+    printf("method:      %s\n", r->description);
+    printf("sign:        %s\n", r->sign > 0 ? "+1" : r->sign < 0 ? "-1" : "0");
+    printf("log|det|:    %.17g\n", r->logabsdet);
+    printf("time:        %.3f s\n", r->time_s);
+    if (r->extra_text) fputs(r->extra_text, stdout);
+}
+
 int cmd_logdet(int argc, char **argv)
 {
     cli_begin(argc, argv);
@@ -55,27 +82,9 @@ int cmd_logdet(int argc, char **argv)
     if (st == SLA_OK) st = sla_solver_logdet(s, &sign, &lad);
     double t = cli_now() - t0;
     if (st) rc = cli_fail("logdet", st, file);
-    else if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", file);
-        cJSON_AddStringToObject(o, "method", sla_method_name(sla_solver_method(s)));
-        cJSON_AddStringToObject(o, "description", sla_solver_describe(s));
-        cJSON_AddStringToObject(o, "reason", "converged");
-        cJSON_AddBoolToObject(o, "converged", 1);
-        cJSON_AddNumberToObject(o, "iterations", 0);
-        cJSON_AddNullToObject(o, "residual");
-        cJSON_AddNumberToObject(o, "sign", sign);
-        if (isfinite(lad)) cJSON_AddNumberToObject(o, "logabsdet", lad);
-        else cJSON_AddNullToObject(o, "logabsdet");
-        cJSON_AddBoolToObject(o, "singular", sign == 0);
-        cJSON_AddNumberToObject(o, "time_s", t);
-        cli_print_json(o);
-    } else {
-        printf("method:      %s\n", sla_solver_describe(s));
-        printf("sign:        %s\n", sign > 0 ? "+1" : sign < 0 ? "-1" : "0");
-        printf("log|det|:    %.17g\n", lad);
-        printf("time:        %.3f s\n", t);
-    }
+    else cli_logdet_print(&(cli_logdet_print_args){
+        .file = file, .json = json, .method = sla_method_name(sla_solver_method(s)),
+        .description = sla_solver_describe(s), .sign = sign, .logabsdet = lad, .time_s = t});
     sla_solver_free(&s);
     cli_matrix_free(&m);
     return rc;

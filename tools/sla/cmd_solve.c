@@ -112,46 +112,6 @@ static int parse_args(int argc, char **argv, solve_args *a)
     return EXIT_OK;
 }
 
-/* b from "ones", "random" or a Matrix Market n × 1 file; parts = 2 for a complex b (pairs:
- * ones and random give real entries, a complex file its values) */
-static int make_rhs(const char *spec, int64_t n, int parts, double *b)
-{
-    memset(b, 0, sizeof(double) * (size_t)(parts * n));
-    if (!strcmp(spec, "ones")) { for (int64_t i = 0; i < n; i++) b[parts * i] = 1; return EXIT_OK; }
-    if (!strcmp(spec, "random")) {
-        uint64_t s = 1;
-        for (int64_t i = 0; i < n; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            b[parts * i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
-        }
-        return EXIT_OK;
-    }
-    sla_coo *c = NULL;
-    sla_status st = sla_mm_read(spec, &c);
-    if (st) return cli_fail("solve", st, "--rhs");
-    int rc = EXIT_OK;
-    int cfile = c->field == SLA_MM_COMPLEX;
-    if (c->nrows != n || c->ncols != 1 || (cfile && parts == 1)) {
-        rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ESHAPE), "--rhs %s: expected a "
-                       "%s %lld × 1 matrix, got %lld × %lld%s", spec,
-                       parts == 1 ? "real" : "real or complex", (long long)n,
-                       (long long)c->nrows, (long long)c->ncols, cfile ? " complex" : "");
-    } else {
-        for (int64_t k = 0; k < c->nnz; k++)
-            for (int p = 0; p < (cfile ? 2 : 1); p++)
-                b[parts * c->row[k] + p] += c->values[(cfile ? 2 : 1) * k + p];
-        /* checked here, so that the message names this file and not the matrix */
-        for (int64_t i = 0; i < parts * n && !rc; i++)
-            if (!isfinite(b[i]))
-                rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
-                               "b[%lld] (row %lld) is %g: the right-hand side must be "
-                               "finite", spec, (long long)(i / parts), (long long)(i / parts) + 1,
-                               b[i]);
-    }
-    sla_coo_free(&c);
-    return rc;
-}
-
 /* x as a Matrix Market n × 1 array (a failed write is exit 3, like every output file) */
 static int write_vector(const char *path, const double *x, int64_t n)
 {
@@ -166,43 +126,47 @@ static double norm2(const double *x, int64_t n)
     return sqrt(s);
 }
 
-static void report(const solve_args *a, const sla_solve_info *info, int64_t n, double relres,
-                   double setup, double solve)
+void cli_solve_report(const cli_solve_report_args *r)
 {
+    const sla_solve_info *info = r->info;
     int lsq = isfinite(info->normal_residual);      /* LSQR: ‖Aᵀr‖ */
-    if (a->json) {
+    if (r->json) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", a->file);
+        cJSON_AddStringToObject(o, "file", r->file);
         cJSON_AddStringToObject(o, "method", sla_method_name(info->method));
-        cJSON_AddStringToObject(o, "precond", sla_precond_name(info->precond));
+        cJSON_AddStringToObject(o, "precond", r->precond);
         cJSON_AddStringToObject(o, "reason", sla_reason_name(info->reason));
         cJSON_AddStringToObject(o, "description", info->description);
         cJSON_AddBoolToObject(o, "converged", info->converged);
         cJSON_AddNumberToObject(o, "iterations", (double)info->iterations);
-        cJSON_AddNumberToObject(o, "residual", relres);
+        cJSON_AddNumberToObject(o, "residual", r->relres);
         if (lsq) cJSON_AddNumberToObject(o, "normal_residual", info->normal_residual);
         if (isfinite(info->rcond)) cJSON_AddNumberToObject(o, "rcond", info->rcond);
-        cJSON_AddNumberToObject(o, "time_s", setup + solve);
-        cJSON_AddNumberToObject(o, "setup_s", setup);
-        cJSON_AddNumberToObject(o, "solve_s", solve);
-        cJSON_AddNumberToObject(o, "peak_memory_bytes", cli_peak_rss());
+        cJSON_AddNumberToObject(o, "time_s", r->setup + r->solve);
+        cJSON_AddNumberToObject(o, "setup_s", r->setup);
+        cJSON_AddNumberToObject(o, "solve_s", r->solve);
+        cJSON_AddNumberToObject(o, "peak_memory_bytes", r->rss);
         cJSON_AddNumberToObject(o, "peak_bytes", (double)info->peak_bytes);
-        if (info->peak_bytes > 0 && n > 0)
+        if (info->peak_bytes > 0 && r->unknowns > 0)
             cJSON_AddNumberToObject(o, "peak_bytes_per_unknown",
-                                    (double)info->peak_bytes / (double)n);
+                                    (double)info->peak_bytes / (double)r->unknowns);
+        cli_json_merge(o, r->extra_json);
         cli_print_json(o);
         return;
     }
     printf("method:      %s\n", info->description);
     printf("result:      %s after %lld iteration%s\n", sla_reason_name(info->reason),
            (long long)info->iterations, info->iterations == 1 ? "" : "s");
-    printf("residual:    ||b - A x|| / ||b|| = %.3e\n", relres);
+    printf("residual:    ||b - A x|| / ||b|| = %.3e\n", r->relres);
     if (lsq) printf("normal eq.:  ||A^T (b - A x)|| = %.3e (least squares)\n", info->normal_residual);
     if (isfinite(info->rcond)) printf("rcond:       %.3e\n", info->rcond);
-    printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", setup + solve, setup, solve);
-    printf("peak memory: %.1f MB", cli_peak_rss() / 1e6);
-    if (info->peak_bytes > 0 && n > 0) printf(" (%.0f bytes per unknown)", (double)info->peak_bytes / (double)n);
-    printf("\n");
+    printf("time:        %.3f s (set-up %.3f s, solve %.3f s)\n", r->setup + r->solve, r->setup,
+           r->solve);
+    printf("peak memory: %.1f MB", r->rss / 1e6);
+    if (info->peak_bytes > 0 && r->unknowns > 0)
+        printf(" (%.0f bytes per unknown)", (double)info->peak_bytes / (double)r->unknowns);
+    printf("%s\n", r->rss_note ? r->rss_note : "");
+    if (r->extra_text) fputs(r->extra_text, stdout);
 }
 
 int cmd_solve(int argc, char **argv)
@@ -233,7 +197,7 @@ int cmd_solve(int argc, char **argv)
     if (a.opt.monitor_every <= 0) a.opt.monitor_every = 10;
     if (!b || !x || !r) rc = cli_error("solve", EXIT_FAILURE_, sla_status_string(SLA_ENOMEM),
                                        "cannot allocate vectors of %lld entries", (long long)n);
-    if (!rc) rc = make_rhs(a.rhs, n, parts, b);
+    if (!rc) rc = cli_make_rhs("solve", a.rhs, n, parts, b);
     sla_solver *s = NULL;
     sla_solve_info info;
     sla_matrix A = sla_matrix_view(m.pattern, m.dtype, 1, m.values);
@@ -274,7 +238,11 @@ int cmd_solve(int argc, char **argv)
             memcpy(r, b, sizeof(double) * (size_t)(parts * n));
             sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
             double nb = norm2(b, parts * n), nr = norm2(r, parts * n);   /* complex: |z|² */
-            report(&a, &info, nx, nb > 0 ? nr / nb : nr, t1 - t0, t2 - t1);
+            cli_solve_report(&(cli_solve_report_args){
+                .file = a.file, .json = a.json, .info = &info,
+                .precond = sla_precond_name(info.precond),
+                .relres = nb > 0 ? nr / nb : nr, .setup = t1 - t0,
+                .solve = t2 - t1, .rss = cli_peak_rss(), .unknowns = nx});
         }
     }
     sla_solver_free(&s);

@@ -31,6 +31,19 @@ static int is_rb(const char *path)
 }
 
 static int json_errors;
+static int quiet;              /* sla-mpi: ranks other than 0 print nothing */
+
+static const char *program = "sla";
+
+void cli_set_quiet(int q)
+{
+    quiet = q;
+}
+
+void cli_set_program(const char *name)
+{
+    program = name;
+}
 
 void cli_begin(int argc, char **argv)
 {
@@ -44,6 +57,7 @@ static int report_error(const char *cmd, int exit_code, const char *status, cons
 {
     char full[1400];                   /* "sla CMD: msg", or "sla: msg" outside a command */
     snprintf(full, sizeof full, "sla%s%s: %s", *cmd ? " " : "", cmd, msg);
+    if (quiet) return exit_code;
     fprintf(stderr, "%s\n", full);
     if (json_errors) {
         cJSON *o = cJSON_CreateObject();
@@ -147,12 +161,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     report_error(cmd, EXIT_USAGE, "usage", msg);
-    fprintf(stderr, "(run 'sla %s --help' for usage)\n", cmd);
+    if (!quiet) fprintf(stderr, "(run '%s %s --help' for usage)\n", program, cmd);
     return EXIT_USAGE;
 }
 
 void cli_warn(const char *cmd, const char *fmt, ...)
 {
+    if (quiet) return;
     fprintf(stderr, "sla %s: warning: ", cmd);
     va_list ap;
     va_start(ap, fmt);
@@ -225,6 +240,46 @@ int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
     return EXIT_OK;
 }
 
+/* b from "ones", "random" or a Matrix Market n × 1 file; parts = 2 for a complex b (pairs:
+ * ones and random give real entries, a complex file its values) */
+int cli_make_rhs(const char *cmd, const char *spec, int64_t n, int parts, double *b)
+{
+    memset(b, 0, sizeof(double) * (size_t)(parts * n));
+    if (!strcmp(spec, "ones")) { for (int64_t i = 0; i < n; i++) b[parts * i] = 1; return EXIT_OK; }
+    if (!strcmp(spec, "random")) {
+        uint64_t s = 1;
+        for (int64_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            b[parts * i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
+        }
+        return EXIT_OK;
+    }
+    sla_coo *c = NULL;
+    sla_status st = sla_mm_read(spec, &c);
+    if (st) return cli_fail(cmd, st, "--rhs");
+    int rc = EXIT_OK;
+    int cfile = c->field == SLA_MM_COMPLEX;
+    if (c->nrows != n || c->ncols != 1 || (cfile && parts == 1)) {
+        rc = cli_error(cmd, EXIT_USAGE, sla_status_string(SLA_ESHAPE), "--rhs %s: expected a "
+                       "%s %lld × 1 matrix, got %lld × %lld%s", spec,
+                       parts == 1 ? "real" : "real or complex", (long long)n,
+                       (long long)c->nrows, (long long)c->ncols, cfile ? " complex" : "");
+    } else {
+        for (int64_t k = 0; k < c->nnz; k++)
+            for (int q = 0; q < (cfile ? 2 : 1); q++)
+                b[parts * c->row[k] + q] += c->values[(cfile ? 2 : 1) * k + q];
+        /* checked here, so that the message names this file and not the matrix */
+        for (int64_t i = 0; i < parts * n && !rc; i++)
+            if (!isfinite(b[i]))
+                rc = cli_error(cmd, EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
+                               "b[%lld] (row %lld) is %g: the right-hand side must be "
+                               "finite", spec, (long long)(i / parts), (long long)(i / parts) + 1,
+                               b[i]);
+    }
+    sla_coo_free(&c);
+    return rc;
+}
+
 void cli_matrix_free(cli_matrix *m)
 {
     sla_coo_free(&m->coo);
@@ -245,6 +300,13 @@ double cli_peak_rss(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return 1024.0 * (double)ru.ru_maxrss;   /* Linux reports kilobytes */
+}
+
+void cli_json_merge(cJSON *o, cJSON *extra)
+{
+    for (cJSON *e = extra ? extra->child : NULL; e; e = extra->child)
+        cJSON_AddItemToObject(o, e->string, cJSON_DetachItemViaPointer(extra, e));
+    cJSON_Delete(extra);
 }
 
 void cli_print_json(cJSON *obj)
