@@ -422,7 +422,8 @@ SLA_API sla_status sla_dist_vec_cg_update(MPI_Comm comm, sla_dtype dtype, int64_
                                           double alpha, const void *p, const void *q, void *x,
                                           void *r, const void *inv_diag, double *rr,
                                           double *rz);
-/** CG's new direction p = z + β·p, with z = diag(inv_diag)·z when inv_diag is not NULL.
+/** CG's new direction p = z + β·p, with z = diag(inv_diag)·z when inv_diag is not NULL; β = 0
+ *  writes p without reading it (p may be uninitialised).
  *  Local. */
 SLA_API sla_status sla_dist_vec_cg_direction(sla_dtype dtype, int64_t n, double beta,
                                              const void *z, const void *inv_diag, void *p);

@@ -78,10 +78,16 @@ static void FN(cg_direction)(int nc, int par, const int64_t *bd, double beta, co
                              const REAL *d, REAL *p)
 {
     REAL be = (REAL)beta;
+    /* β = 0 (the first direction) writes p without reading it: p may be uninitialised, and
+     * 0·NaN would poison it on one rank only */
     #pragma omp parallel for num_threads(sla_threads()) schedule(static) if (par)
     for (int c = 0; c < nc; c++) {
-        if (d)
+        if (d && beta == 0)
+            for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = d[i] * z[i];
+        else if (d)
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = d[i] * z[i] + be * p[i];
+        else if (beta == 0)
+            for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = z[i];
         else
             for (int64_t i = bd[c]; i < bd[c + 1]; i++) p[i] = z[i] + be * p[i];
     }
