@@ -633,7 +633,9 @@ SLA_API void sla_dist_solver_free(sla_dist_solver **s);
  * bit-identical run to run for a fixed rank count, partition and thread count; A·X and M·X are
  * distributed SpMVs with block-size columns (one halo exchange each). The start block is the
  * serial one restricted to the owned rows, so results equal sla_eigsh (method lobpcg, the same
- * which, k, block_size and tol) up to rounding. float64 only. */
+ * which, k, block_size and tol) up to rounding. float64 only. Errors of the input (checks,
+ * non-finite values, symmetry) and of the SpMVs are agreed; a failed allocation of LOBPCG's
+ * small workspaces inside the iteration on one rank only is not (a limit of this version). */
 
 /** Options of sla_dist_eigsh (sla_dist_eigsh_options_init() for the defaults). */
 typedef struct sla_dist_eigsh_options {
