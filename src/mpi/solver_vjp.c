@@ -69,6 +69,7 @@ sla_status sla_dist_solver_solve_vjp(sla_dist_solver *s, sla_op op, int64_t nrhs
         lam = sla_malloc((size_t)(total ? total : 1), es, "adjoint solution");
         rhs = sla_malloc((size_t)(total ? total : 1), es, "scaled cotangent");
         if (!lam || !rhs) st = sla_error_attribute(SLA_ENOMEM, func);
+        else memset(lam, 0, (size_t)(total ? total : 1) * es);   /* defined bits, never read */
     }
     double gmax = st == SLA_OK ? amax(s->A.dtype, total, G) : 0;
     int64_t same[4] = {op, nrhs, dB != NULL, dvalues != NULL};
