@@ -118,6 +118,7 @@ static void check(fixture *F, sla_method method, sla_dist_precond pc, int64_t k)
     char what[200];
     snprintf(what, sizeof what, "%s %s+%s B=%lld k=%lld", F->name, sla_method_name(method),
              sla_dist_precond_name(pc), (long long)B, (long long)k);
+    if (getenv("MT_TRACE")) fprintf(stderr, "[rank %d] %s\n", mt_rank, what);
     /* serial */
     sla_solver_options so;
     sla_solver_options_init(&so);
