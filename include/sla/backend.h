@@ -474,6 +474,56 @@ SLA_API void sla_analysis_free(sla_analysis **a);
  *  reports them like sla_krylov_solve_batch(). info starts as the generic layer hands it. */
 SLA_API void sla_krylov_result_merge(sla_solve_info *info, const sla_krylov_result *r);
 
+/* ============================================================================================
+ * LOBPCG on a vector space (distributed eigensolvers)
+ * ============================================================================================ */
+
+/** Y = OP_b · X for batch element b: X and Y column-major blocks of this process's n rows and
+ *  m columns (vector j at X + j·n; Y never aliases X, except for the preconditioner, which
+ *  is called with Y == X and works in place). Collective where the operator is. */
+typedef sla_status (*sla_block_fn)(void *ctx, int64_t b, int64_t n, int64_t m, const double *X,
+                                   double *Y);
+
+/** The problem of sla_lobpcg_run(): the k extreme eigenpairs of A_b (or of the pencil
+ *  (A_b, M_b)) whose rows are spread over processes. */
+typedef struct sla_lobpcg_problem {
+    int64_t n;                 /**< rows held by this process (0 allowed) */
+    int64_t N;                 /**< global rows, the same on every process */
+    const int64_t *global;     /**< [n] the global index of each local row, or NULL (n = N):
+                                *   the start block is then the serial one, restricted */
+    int64_t batch;             /**< ≥ 1 */
+    const sla_space *space;    /**< its reduce hook sums the partial Gram products and norms
+                                *   over the processes (the same bits on all); NULL: one
+                                *   process */
+    sla_block_fn apply_A;      /**< A_b (required) */
+    void *A_ctx;
+    sla_block_fn apply_M;      /**< M_b, SPD (NULL: the standard problem) */
+    void *M_ctx;
+    sla_block_fn precond;      /**< T ≈ A_b⁻¹ on residual blocks, in place (NULL: none) */
+    void *P_ctx;
+    const double *norm_A;      /**< [batch] ‖A_b‖₁: the residual scale */
+    const double *norm_M;      /**< [batch] ‖M_b‖₁ (with M) */
+} sla_lobpcg_problem;
+
+/** Runs the LOBPCG of sla_eigsh (src/eig/lobpcg.c, Knyazev 2001 with Hetmaniuk–Lehoucq's basis
+ *  and SVQB: the one source) on the problem above: largest = 0 gives the k smallest
+ *  eigenvalues (SA), 1 the k largest (LA); block ≥ k with 3·block ≤ N; stops when every one of
+ *  the k residuals ‖A x − θ M x‖₂ ≤ tol·(‖A‖₁ + |θ|‖M‖₁)·‖x‖₂ or after maxiter iterations.
+ *  Every process must call it with the same arguments except n, global and the rows; every
+ *  branch depends on reduced values only, so the processes make the same calls to the hooks.
+ *  @param[out] lambda  [batch][k] Ritz values in the order LOBPCG holds them (ascending for
+ *                      SA, descending for LA), the same on every process.
+ *  @param[out] X       [batch] blocks n × k column-major: this process's rows of the Ritz
+ *                      vectors (M-orthonormal with M).
+ *  @param[out] nconv   [batch] converged wanted pairs; stats (may be NULL): [3] iterations,
+ *                      operator applications (vectors), preconditioner applications.
+ *  @return SLA_OK (also when not converged: see nconv); SLA_EINVAL (sizes); errors of the
+ *          hooks; SLA_EBREAKDOWN; SLA_ENOMEM. Not a check of agreement: a local error of one
+ *          process must be agreed by the caller's hooks (they are collective). */
+SLA_API sla_status sla_lobpcg_run(const sla_lobpcg_problem *pb, int largest, int64_t k,
+                                  int64_t block, int64_t maxiter, double tol, double *lambda,
+                                  double *X, int64_t *nconv, int64_t *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -622,6 +622,86 @@ SLA_API int sla_dist_have_boomeramg(void);
 /** Frees *s (collective: the pattern's and hypre's communicators) and sets it to NULL. */
 SLA_API void sla_dist_solver_free(sla_dist_solver **s);
 
+/* ---------------------------------------------------------------------------------------------
+ * Distributed eigsh (LOBPCG) and its VJP
+ * ---------------------------------------------------------------------------------------------
+ * The k smallest (SA) or largest (LA) eigenpairs of a symmetric distributed matrix A_b, or of
+ * the pencil (A_b, M_b) with M SPD, by libsla's own LOBPCG (src/eig/lobpcg.c, Knyazev 2001
+ * with Hetmaniuk & Lehoucq's orthonormal basis and SVQB, Duersch et al. 2018; the source that
+ * sla_eigsh runs) on this rank's rows: its Gram products and norms are the local row blocks'
+ * partial products summed over the ranks by sla_dist_allsum's fixed tree (sla_lobpcg_run,
+ * sla/backend.h), so every rank solves the same small eigenproblems and results are
+ * bit-identical run to run for a fixed rank count, partition and thread count; A·X and M·X are
+ * distributed SpMVs with block-size columns (one halo exchange each). The start block is the
+ * serial one restricted to the owned rows, so results equal sla_eigsh (method lobpcg, the same
+ * which, k, block_size and tol) up to rounding. float64 only. Errors of the input (checks,
+ * non-finite values, symmetry) and of the SpMVs are agreed; a failed allocation of LOBPCG's
+ * small workspaces inside the iteration on one rank only is not (a limit of this version). */
+
+/** Options of sla_dist_eigsh (sla_dist_eigsh_options_init() for the defaults). */
+typedef struct sla_dist_eigsh_options {
+    sla_eigsh_which which;       /**< SLA_EIGSH_SA (default) or SLA_EIGSH_LA */
+    double tol;                  /**< ‖A v − λ M v‖₂ ≤ tol·(‖A‖₁ + |λ|‖M‖₁)·‖v‖₂, default
+                                  *   1e-10; 0 means 1e-14 (as sla_eigsh) */
+    int64_t maxiter;             /**< LOBPCG iterations, ≤ 0: 2000 */
+    int64_t block_size;          /**< ≤ 0: max(2k, k + 4), lowered to ⌊N/3⌋ (not below k);
+                                  *   a value given must satisfy k ≤ block_size ≤ N/3 */
+    sla_dist_precond precond;    /**< SLA_DIST_PC_NONE (default) or SLA_DIST_PC_JACOBI: the
+                                  *   residual block times diag(A_b)⁻¹ (as sla_eigsh with a
+                                  *   callback doing r_i / a_ii; LA: applied as given) */
+    const sla_dist_matrix *M;    /**< NULL: the standard problem; else symmetric positive
+                                  *   definite on A's row layout, float64, batch 1 or A's */
+    double *residuals;           /**< optional [batch][k]: the final relative residuals */
+} sla_dist_eigsh_options;
+
+/** Fills *o with the defaults above. Local. */
+SLA_API void sla_dist_eigsh_options_init(sla_dist_eigsh_options *o);
+
+/** k eigenpairs of each symmetric matrix of the batch A (square, rows and columns on one
+ *  layout, float64, finite, numerically symmetric to 1000ε relative). Collective.
+ *  @param[in]  A             batch of B matrices on one distributed pattern.
+ *  @param[in]  k             1 ≤ k ≤ N, and k ≤ N/3 (LOBPCG's basis has 3·block columns).
+ *  @param[in]  opt           NULL for the defaults (SA).
+ *  @param[out] eigenvalues   [batch][k] double, ascending, the same on every rank.
+ *  @param[out] eigenvectors  [batch][n_local][k] double (row-major: this rank's rows of the
+ *                            unit, with M M-normalized, eigenvectors), or NULL. Sign
+ *                            convention of sla_eigsh: the component of largest magnitude (the
+ *                            lowest global index among exact ties) is positive.
+ *  @param[out] info          may be NULL: iterations, operator and preconditioner
+ *                            applications, converged count (min over the batch), max
+ *                            residual, ‖A‖₁, ‖M‖₁, description.
+ *  @return SLA_OK; SLA_NOT_CONVERGED (warning; outputs hold the best approximations);
+ *          SLA_EINVAL (NULL, k, which not SA/LA, block_size, precond not none/jacobi, a zero
+ *          diagonal for Jacobi naming the row, layouts, not symmetric, M's batch);
+ *          SLA_ESHAPE (not square, arguments differ between ranks); SLA_EDTYPE (float32);
+ *          SLA_ENONFINITE naming rank and entry; SLA_ENOTSPD (M's diagonal not positive);
+ *          SLA_EBREAKDOWN; SLA_ENOMEM; SLA_EBACKEND. The same status on every rank. */
+SLA_API sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k,
+                                  const sla_dist_eigsh_options *opt, void *eigenvalues,
+                                  void *eigenvectors, sla_eigsh_info *info);
+
+/** Eigenvalue VJP of (Λ, V) = sla_dist_eigsh(A[, M]) (Hellmann–Feynman, as sla_eigsh_vjp and
+ *  sla_eigsh_generalized_vjp with g_eigenvectors = NULL). Collective.
+ *    dA[b][s] = Σ_i gλ[b][i]·v_i[r_s]·v_i[c_s]                   on this rank's slots of A,
+ *    dM[b][t] = −Σ_i gλ[b][i]·λ_i·v_i[r_t]·v_i[c_t]              on M's (a batch-1 M: the sum
+ *                                                                over A's batch in dM[0]),
+ *  by the pattern outer product with the ghost values of V (one forward halo exchange,
+ *  sla_dist_spmv_vjp). Each stored entry is an independent variable; sla_dist_values_scatter()
+ *  takes the slots to the callers' COO order.
+ *  @param[in] M              NULL for the standard problem.
+ *  @param[in] eigenvalues    [batch][k], eigenvectors [batch][n_local][k]: sla_dist_eigsh's.
+ *  @param[in] g_eigenvalues  [batch][k] or NULL (zero gradients).
+ *  @param[in] g_eigenvectors must be NULL: the eigenvector term needs solves with A − λ_i I
+ *                            projected off the block, not provided (SLA_EUNSUPPORTED).
+ *  @param[out] dA            [batch][nnz_local(A)], dM [batch of M][nnz_local(M)], double,
+ *                            overwritten; either may be NULL.
+ *  @return SLA_OK; SLA_EINVAL; SLA_EDTYPE; SLA_ESHAPE; SLA_EUNSUPPORTED (g_eigenvectors);
+ *          SLA_ENOMEM; SLA_EBACKEND. The same status on every rank. */
+SLA_API sla_status sla_dist_eigsh_vjp(const sla_dist_matrix *A, const sla_dist_matrix *M,
+                                      int64_t k, const void *eigenvalues,
+                                      const void *eigenvectors, const void *g_eigenvalues,
+                                      const void *g_eigenvectors, void *dA, void *dM);
+
 #ifdef __cplusplus
 }
 #endif

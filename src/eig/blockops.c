@@ -96,10 +96,16 @@ sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const doub
     return st;
 }
 
+sla_status eig_mass_do(const eig_mass *M, int64_t n, int64_t m, const double *X, double *Y)
+{
+    if (M && M->apply) return M->apply(M, n, m, X, Y);
+    return eig_mass_apply(M ? M->Mb : NULL, n, m, X, Y);
+}
+
 /* The metric of eig_orth_m: Mb (NULL: Euclidean), a scratch block mw (n × nw) for M·W, and
  * Z = M·V when the caller keeps it (else NULL); R the reduction hook. */
 typedef struct metric {
-    const sla_matrix *Mb;
+    const eig_mass *Mb;
     double *mw;
     const double *Z;
     const sla_space *R;
@@ -124,7 +130,7 @@ static sla_status mtimes(const metric *g, int64_t n, int64_t m, const double *X,
 {
     *MX = X;
     if (!g->Mb) return SLA_OK;
-    SLA_TRY(eig_mass_apply(g->Mb, n, m, X, g->mw));
+    SLA_TRY(eig_mass_do(g->Mb, n, m, X, g->mw));
     *MX = g->mw;
     return SLA_OK;
 }
@@ -270,10 +276,11 @@ sla_status eig_orth_m(int64_t n, const sla_matrix *Mb, const double *V, const do
                       double *W, int64_t nw, double drop, int fill, uint64_t *state, double *B,
                       int64_t *nkept)
 {
-    return eig_orth_mr(NULL, n, Mb, V, Z, nv, W, nw, drop, fill, state, B, nkept);
+    eig_mass M = {Mb, NULL, NULL, 0};
+    return eig_orth_mr(NULL, n, Mb ? &M : NULL, V, Z, nv, W, nw, drop, fill, state, B, nkept);
 }
 
-sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, const double *V,
+sla_status eig_orth_mr(const sla_space *R, int64_t n, const eig_mass *Mb, const double *V,
                        const double *Z, int64_t nv, double *W, int64_t nw, double drop, int fill,
                        uint64_t *state, double *B, int64_t *nkept)
 {
@@ -284,7 +291,8 @@ sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, cons
     double *h = sla_malloc((size_t)nh, sizeof(double), "projection coefficients");
     double *T = sla_malloc((size_t)(nw * nw), sizeof(double), "SVQB map");
     double *Tx = sla_malloc((size_t)(2 * nw * nw), sizeof(double), "SVQB map");
-    double *orig = sla_malloc((size_t)nw, sizeof(double), "column norms");
+    double *orig = sla_malloc((size_t)(2 * nw), sizeof(double), "column norms");
+    double *after = orig ? orig + nw : NULL;
     metric g = {Mb, Mb ? sla_malloc((size_t)(n * nw), sizeof(double), "M times block") : NULL,
                 Mb ? Z : NULL, R};
     sla_status st = (work && h && T && Tx && orig && (!Mb || g.mw)) ? SLA_OK : SLA_ENOMEM;
@@ -306,12 +314,11 @@ sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, cons
         if (st == SLA_OK) st = project(&g, n, V, g.Z, nv, W, keep, h);
         /* directions that were (almost) inside span(V): zero them so SVQB drops them (with M
          * the test is inside svqb, on its Gram matrix) */
-        for (int64_t j = 0; j < keep && st == SLA_OK && !Mb; j++) {
-            double after;
-            st = mnorm(&g, W + j * n, n, &after);
-            if (st == SLA_OK && after <= drop * orig[j])
-                memset(W + j * n, 0, sizeof(double) * (size_t)n);
-        }
+        /* (the norms of all columns at once: one reduction with a hook, the same dnrm2 per
+         * column without) */
+        if (st == SLA_OK && !Mb) st = norms2(&g, n, W, keep, after);
+        for (int64_t j = 0; j < keep && st == SLA_OK && !Mb; j++)
+            if (after[j] <= drop * orig[j]) memset(W + j * n, 0, sizeof(double) * (size_t)n);
         int64_t kept = 0;
         if (st == SLA_OK) st = svqb(&g, n, W, keep, drop, T, &kept, Mb ? orig : NULL, work);
         if (st == SLA_OK && B) {
@@ -347,15 +354,37 @@ sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, 
 sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
                              int64_t nv0, double *X, uint64_t *state)
 {
-    return eig_start_block_mr(NULL, n, Mb, m, v0, nv0, X, state);
+    eig_mass M = {Mb, NULL, NULL, 0};
+    return eig_start_block_mr(NULL, n, Mb ? &M : NULL, m, v0, nv0, X, state, NULL, n);
 }
 
-sla_status eig_start_block_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, int64_t m,
-                              const double *v0, int64_t nv0, double *X, uint64_t *state)
+/* eig_random's stream at positions j·N + global[i] for the ncols columns of X (n × ncols),
+ * state advanced past ncols·N numbers: a distributed block holds the rows of the serial one. */
+static void random_rows(double *X, int64_t n, int64_t ncols, const int64_t *global, int64_t N,
+                        uint64_t *state)
+{
+    if (!global) {
+        eig_random(X, n * ncols, state);
+        return;
+    }
+    for (int64_t j = 0; j < ncols; j++)
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t z = *state + 0x9E3779B97F4A7C15ull * (uint64_t)(j * N + global[i] + 1);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            X[j * n + i] = (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+        }
+    *state += 0x9E3779B97F4A7C15ull * (uint64_t)(ncols * N);
+}
+
+sla_status eig_start_block_mr(const sla_space *R, int64_t n, const eig_mass *Mb, int64_t m,
+                              const double *v0, int64_t nv0, double *X, uint64_t *state,
+                              const int64_t *global, int64_t N)
 {
     int64_t nv = v0 ? (nv0 < m ? nv0 : m) : 0;
     if (nv) memcpy(X, v0, sizeof(double) * (size_t)(n * nv));
-    eig_random(X + nv * n, n * (m - nv), state);
+    random_rows(X + nv * n, n, m - nv, global, N, state);
     int64_t kept;
     /* dependent columns of v0 are replaced by random ones */
     return eig_orth_mr(R, n, Mb, NULL, NULL, 0, X, m, 1e-10, 1, state, NULL, &kept);

@@ -134,17 +134,34 @@ sla_status eig_start_block(int64_t n, int64_t m, const double *v0, int64_t nv0, 
 /* The same, M-orthonormal (Mb as in eig_orth_m). */
 sla_status eig_start_block_m(int64_t n, const sla_matrix *Mb, int64_t m, const double *v0,
                              int64_t nv0, double *X, uint64_t *state);
+/* The mass matrix of one batch element as the block kernels apply it: a float64 batch-1
+ * matrix on this process (Mb), or a callback (apply, e.g. a distributed SpMV on the local rows
+ * of M) when apply is not NULL. */
+typedef struct eig_mass {
+    const sla_matrix *Mb;
+    sla_status (*apply)(const struct eig_mass *M, int64_t n, int64_t m, const double *X,
+                        double *Y);
+    void *ctx;
+    int64_t b;                  /* the batch element, for apply */
+} eig_mass;
+/* Y (n × m) = M·X, column-major. */
+sla_status eig_mass_do(const eig_mass *M, int64_t n, int64_t m, const double *X, double *Y);
+
 /* The reduction hook of the block kernels: R is NULL (one process) or a space of the n local
  * rows whose reduce hook sums the partial Gram products and squared norms across processes
  * (sla/backend.h), so that a distributed LOBPCG runs these kernels on its local rows. The
- * functions without _r are these with R = NULL. */
+ * functions without _r are these with R = NULL (and M as a matrix). */
 sla_status eig_tn_r(const sla_space *R, int64_t n, int64_t a, int64_t b, const double *V,
                     const double *W, double *H);
-sla_status eig_orth_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, const double *V,
+sla_status eig_orth_mr(const sla_space *R, int64_t n, const eig_mass *M, const double *V,
                        const double *Z, int64_t nv, double *W, int64_t nw, double drop, int fill,
                        uint64_t *state, double *B, int64_t *nkept);
-sla_status eig_start_block_mr(const sla_space *R, int64_t n, const sla_matrix *Mb, int64_t m,
-                              const double *v0, int64_t nv0, double *X, uint64_t *state);
+/* global [n]: the global row index of each local row of a distributed block (NULL: the rows
+ * are 0..n−1, N = n): the pseudo-random columns are then those of the serial start block of
+ * N rows, restricted to these rows (entry (g, j) is the (j·N + g)-th number of the stream). */
+sla_status eig_start_block_mr(const sla_space *R, int64_t n, const eig_mass *M, int64_t m,
+                              const double *v0, int64_t nv0, double *X, uint64_t *state,
+                              const int64_t *global, int64_t N);
 /* Orthonormalizes the nw columns of W against the nv orthonormal columns of V and among
  * themselves (two passes of projection + SVQB). Directions whose norm after projection falls
  * below drop·(their norm before) are numerically dependent: dropped (fill = 0, the kept columns
@@ -202,6 +219,13 @@ typedef struct eig_lobpcg_opts {
     const double *v0;           /* [batch] blocks n × nv0, column-major, or NULL */
     int64_t nv0;
     eig_op *precond;            /* NULL: none */
+    /* Distributed runs (sla_lobpcg_run; all zero / NULL on one process): P->n is then the
+     * local row count and only P's batch, norm1, has_M and normM are read. */
+    const sla_space *R;         /* the reduction hook of the Gram products and norms */
+    int64_t N;                  /* global rows (0: P->n) */
+    const int64_t *global;      /* [n] global index of each local row (start block) */
+    eig_op *op;                 /* the operator B = s·A (NULL: P's SpMV) */
+    const eig_mass *mass;       /* [batch] M of each element (NULL: P's M, if any) */
 } eig_lobpcg_opts;
 sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result *R);
 

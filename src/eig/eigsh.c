@@ -367,7 +367,8 @@ static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, c
     if (o->precond_solver) eig_op_solver(&pop, P->n, P->batch, o->precond_solver);
     else if (o->precond) eig_op_callback(&pop, P->n, P->batch, &cb);
     eig_lobpcg_opts lo = {0, pl->sz.m, o->maxiter > 0 ? o->maxiter : 2000, o->tol, v0, o->nv0,
-                          (o->precond_solver || o->precond) ? &pop : NULL};
+                          (o->precond_solver || o->precond) ? &pop : NULL, NULL, 0, NULL, NULL,
+                          NULL};
     sla_status st;
     if (pl->lobpcg_ends != 3) {
         lo.largest = pl->lobpcg_ends == 2;

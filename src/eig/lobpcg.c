@@ -12,7 +12,11 @@
  * Generalized problem A v = λ M v: Knyazev's B = M. S is kept M-orthonormal with M·S stored
  * beside it (updated by the same coefficients), the residuals are A x − θ M x, and W is
  * M-orthogonalized against [X, P] (eig_orth_m with the stored M·S); the Rayleigh–Ritz problem
- * stays a standard one. */
+ * stays a standard one.
+ * Distributed (sla_lobpcg_run, opts R): the blocks hold this process's rows; every reduction
+ * over the rows (Gram products, norms, residual norms) goes through the reduction hook R, so
+ * the small dense problems are the same bits on every process and every branch is taken alike;
+ * the operator and M are the caller's (opts op, mass). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,8 +29,9 @@ typedef struct lob_elem {
     double *S, *AS;      /* n × 3m: [X (m) | P (np) | W (nw)] and B times it */
     double *Sn, *ASn;    /* n × 2m: the new [X | P] */
     double *MS, *MSn;    /* with M: M·S and M·Sn (S M-orthonormal), else NULL */
-    const sla_matrix *Mb;/* float64 view of M_b, or NULL */
+    const eig_mass *Mb;  /* M_b, or NULL */
     sla_matrix mview;
+    eig_mass mass;       /* on mview */
     double *G;           /* (3m)² projected matrix, then its eigenvectors */
     double *theta;       /* 3m */
     double *YZ;          /* 3m × 2m: Ritz coefficients Y and P coefficients Z */
@@ -53,13 +58,19 @@ static void elem_free(lob_elem *e)
     memset(e, 0, sizeof *e);
 }
 
-static sla_status elem_alloc(lob_elem *e, const eig_problem *P, int64_t m, int64_t b)
+static sla_status elem_alloc(lob_elem *e, const eig_problem *P, const eig_lobpcg_opts *o,
+                             int64_t m, int64_t b)
 {
     int64_t n = P->n;
     memset(e, 0, sizeof *e);
     if (P->has_M) {
-        e->mview = eig_mass_view(P, b);
-        e->Mb = &e->mview;
+        if (o->mass) {
+            e->Mb = &o->mass[b];
+        } else {
+            e->mview = eig_mass_view(P, b);
+            e->mass = (eig_mass){&e->mview, NULL, NULL, b};
+            e->Mb = &e->mass;
+        }
         e->MS = sla_malloc((size_t)(3 * m * n), sizeof(double), "LOBPCG basis times M");
         e->MSn = sla_malloc((size_t)(2 * m * n), sizeof(double), "LOBPCG new block times M");
         if (!e->MS || !e->MSn) { elem_free(e); return SLA_ENOMEM; }
@@ -83,10 +94,11 @@ static sla_status elem_alloc(lob_elem *e, const eig_problem *P, int64_t m, int64
 
 /* Rayleigh–Ritz on the orthonormal basis S (nb columns): X ← S·Y (m smallest Ritz vectors),
  * P ← S·Z (orthonormal, orthogonal to X, spanning the non-X part of Y). */
-static sla_status rayleigh_ritz(lob_elem *e, int64_t n, int64_t m, int64_t nb, int with_p)
+static sla_status rayleigh_ritz(lob_elem *e, const sla_space *R, int64_t n, int64_t m, int64_t nb,
+                                int with_p)
 {
     double *G = e->G;
-    eig_tn(n, nb, nb, e->S, e->AS, G);
+    SLA_TRY(eig_tn_r(R, n, nb, nb, e->S, e->AS, G));
     for (int64_t j = 0; j < nb; j++)
         for (int64_t i = 0; i < j; i++) {
             double a = 0.5 * (G[i + j * nb] + G[j + i * nb]);
@@ -120,9 +132,10 @@ static sla_status rayleigh_ritz(lob_elem *e, int64_t n, int64_t m, int64_t nb, i
 }
 
 /* R = AX − MX·diag(θ) (M = I without a mass matrix) into the W slot for the active columns;
- * residual norms of all m; converged: ‖r_j‖ ≤ tol·scale(θ_j)·‖x_j‖ (eig_res_scale). */
-static int64_t residuals(lob_elem *e, const eig_problem *P, int64_t b, int64_t m, int64_t k,
-                         double tol)
+ * residual norms of all m; converged: ‖r_j‖ ≤ tol·scale(θ_j)·‖x_j‖ (eig_res_scale). The sums
+ * of squares of the local rows are reduced through R (ss: workspace [2m]). */
+static sla_status residuals(lob_elem *e, const eig_problem *P, const sla_space *R, int64_t b,
+                            int64_t m, int64_t k, double tol, double *ss, int64_t *nconv_out)
 {
     int64_t n = P->n;
     double *W = e->S + (m + e->np) * n;
@@ -135,6 +148,12 @@ static int64_t residuals(lob_elem *e, const eig_problem *P, int64_t b, int64_t m
             r += d * d;
             nx += x[i] * x[i];
         }
+        ss[j] = r;
+        ss[m + j] = nx;
+    }
+    if (R && R->reduce) SLA_TRY(R->reduce(R, SLA_REDUCE_SUM, ss, (int)(2 * m)));
+    for (int64_t j = 0; j < m; j++) {
+        double r = ss[j], nx = ss[m + j];
         e->res[j] = sqrt(r);
         double thresh = tol * eig_res_scale(P, b, e->theta[j]) * (e->MS ? sqrt(nx) : 1.0);
         if (j < k && e->res[j] <= thresh) nconv++;
@@ -147,40 +166,45 @@ static int64_t residuals(lob_elem *e, const eig_problem *P, int64_t b, int64_t m
         for (int64_t i = 0; i < n; i++) w[i] = ax[i] - e->theta[j] * mx[i];
     }
     e->nw = nconv == k ? 0 : na;
-    return nconv;
+    *nconv_out = nconv;
+    return SLA_OK;
 }
 
 sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result *R)
 {
-    int64_t n = P->n, batch = P->batch, k = R->k, m = o->block;
+    int64_t n = P->n, batch = P->batch, k = R->k, m = o->block, N = o->N > 0 ? o->N : n;
     double s = o->largest ? -1.0 : 1.0;
-    if (m < k || 3 * m > n)
+    const sla_space *Rs = o->R;
+    if (m < k || 3 * m > N)
         return EIG_FAIL(SLA_EINVAL, "LOBPCG block size %lld must be in [k, n/3] = [%lld, %lld]",
-                        (long long)m, (long long)k, (long long)(n / 3));
+                        (long long)m, (long long)k, (long long)(N / 3));
     eig_spmv_ctx sc = {P, s};
-    eig_op op;
-    eig_op_spmv(&op, &sc);
+    eig_op own, *opp = o->op ? o->op : &own;
+    if (!o->op) eig_op_spmv(&own, &sc);
+    eig_op *op = opp;
+    int64_t count0 = op->count;
     lob_elem *E = sla_calloc((size_t)batch, sizeof *E, "LOBPCG state");
     double **X = sla_calloc((size_t)(2 * batch), sizeof(double *), "block pointers");
     int64_t *cnt = sla_calloc((size_t)batch, sizeof(int64_t), "block widths");
-    sla_status st = (E && X && cnt) ? SLA_OK : SLA_ENOMEM;
+    double *ss = sla_malloc((size_t)(2 * m), sizeof(double), "residual sums");
+    sla_status st = (E && X && cnt && ss) ? SLA_OK : SLA_ENOMEM;
     double **Y = X ? X + batch : NULL;
-    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = elem_alloc(&E[b], P, m, b);
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) st = elem_alloc(&E[b], P, o, m, b);
 
     /* start block: v0's columns, then random ones; orthonormal */
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         lob_elem *e = &E[b];
-        st = eig_start_block_m(n, e->Mb, m, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0, e->S,
-                               &e->seed);
-        if (st == SLA_OK && e->Mb) st = eig_mass_apply(e->Mb, n, m, e->S, e->MS);
+        st = eig_start_block_mr(Rs, n, e->Mb, m, o->v0 ? o->v0 + b * n * o->nv0 : NULL, o->nv0,
+                                e->S, &e->seed, o->global, N);
+        if (st == SLA_OK && e->Mb) st = eig_mass_do(e->Mb, n, m, e->S, e->MS);
         X[b] = e->S;
         Y[b] = e->AS;
         cnt[b] = m;
     }
-    if (st == SLA_OK) st = eig_op_apply(&op, cnt, X, Y);
+    if (st == SLA_OK) st = eig_op_apply(op, cnt, X, Y);
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         E[b].np = 0;
-        st = rayleigh_ritz(&E[b], n, m, m, 0);
+        st = rayleigh_ritz(&E[b], Rs, n, m, m, 0);
     }
 
     int64_t it = 0;
@@ -191,13 +215,14 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
             lob_elem *e = &E[b];
             X[b] = Y[b] = NULL;
             if (e->done) continue;
-            R->nconv[b] = residuals(e, P, b, m, k, thresh_scale);
+            st = residuals(e, P, Rs, b, m, k, thresh_scale, ss, &R->nconv[b]);
+            if (st != SLA_OK) break;
             if (e->nw == 0) { e->done = 1; continue; }
             any = 1;
             X[b] = Y[b] = e->S + (m + e->np) * n;
             cnt[b] = e->nw;
         }
-        if (!any) break;
+        if (st != SLA_OK || !any) break;
         if (o->precond) {
             int64_t before = o->precond->count;
             st = eig_op_apply(o->precond, cnt, X, Y);
@@ -208,30 +233,30 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
             lob_elem *e = &E[b];
             if (!X[b]) continue;
             int64_t kept;
-            st = eig_orth_m(n, e->Mb, e->S, e->MS, m + e->np, X[b], e->nw, DROP, 0, &e->seed, NULL,
-                            &kept);
+            st = eig_orth_mr(Rs, n, e->Mb, e->S, e->MS, m + e->np, X[b], e->nw, DROP, 0, &e->seed,
+                             NULL, &kept);
             if (st == SLA_OK && e->Mb && kept)
-                st = eig_mass_apply(e->Mb, n, kept, X[b], e->MS + (m + e->np) * n);
+                st = eig_mass_do(e->Mb, n, kept, X[b], e->MS + (m + e->np) * n);
             e->nw = kept;
             cnt[b] = kept;
             Y[b] = e->AS + (m + e->np) * n;
             if (kept == 0) { e->done = 1; X[b] = Y[b] = NULL; }   /* stagnation */
         }
-        if (st == SLA_OK) st = eig_op_apply(&op, cnt, X, Y);
+        if (st == SLA_OK) st = eig_op_apply(op, cnt, X, Y);
         for (int64_t b = 0; b < batch && st == SLA_OK; b++)
-            if (X[b]) st = rayleigh_ritz(&E[b], n, m, m + E[b].np + E[b].nw, 1);
+            if (X[b]) st = rayleigh_ritz(&E[b], Rs, n, m, m + E[b].np + E[b].nw, 1);
     }
     /* final residuals (for the elements stopped by maxiter) and the results */
     for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
         lob_elem *e = &E[b];
-        R->nconv[b] = residuals(e, P, b, m, k, thresh_scale);
+        st = residuals(e, P, Rs, b, m, k, thresh_scale, ss, &R->nconv[b]);
         for (int64_t j = 0; j < k; j++) {
             R->lambda[b * k + j] = s * e->theta[j];
             memcpy(R->X + (b * k + j) * n, e->S + j * n, sizeof(double) * (size_t)n);
         }
     }
     R->iterations = it;
-    R->op_apps += op.count;
+    R->op_apps += op->count - count0;
     if (st == SLA_OK)
         snprintf(R->what, sizeof R->what, "LOBPCG (%s, block %lld%s)", o->largest ? "LA" : "SA",
                  (long long)m, o->precond ? ", preconditioned" : "");
@@ -239,6 +264,7 @@ sla_status eig_lobpcg(const eig_problem *P, const eig_lobpcg_opts *o, eig_result
     sla_free(E);
     sla_free(X);
     sla_free(cnt);
-    eig_op_free(&op);
+    sla_free(ss);
+    if (!o->op) eig_op_free(&own);
     return st;
 }
