@@ -1,6 +1,8 @@
 /* Scaling model of a distributed CG iteration (libsla_mpi), one JSON object on stdout.
  *
- *   [mpirun -np P] bench_mpi_model [--quick] [--alpha S] [--beta-gbs G] [--bw-n M]
+ *   [mpirun -np P] bench_mpi_model [--quick] [--no-curves] [--alpha S] [--beta-gbs G] [--bw-n M]
+ *
+ * --quick: P up to 256, bandwidth on a 512² grid; --no-curves: only the validation (np > 1).
  *
  * This machine has 2 cores, so scaling to 4096 ranks is predicted, not measured:
  *
@@ -242,18 +244,19 @@ static void validation(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, quick = 0;
+    int rank, size, quick = 0, curves = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     net nw = {1.5e-6, 1.0 / 12.5e9, 0, 0};
     int64_t bw_n = 2048;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1, bw_n = 512;
+        else if (!strcmp(argv[i], "--no-curves")) curves = 0;
         else if (!strcmp(argv[i], "--alpha") && i + 1 < argc) nw.alpha = atof(argv[++i]);
         else if (!strcmp(argv[i], "--beta-gbs") && i + 1 < argc) nw.beta = 1.0 / (1e9 * atof(argv[++i]));
         else if (!strcmp(argv[i], "--bw-n") && i + 1 < argc) bw_n = atoll(argv[++i]);
     }
-    measure(bw_n, quick ? 5 : 15, &nw);
+    if (curves) measure(bw_n, quick ? 5 : 15, &nw);
     int pmax = quick ? 256 : 4096;
     if (rank == 0) {
         printf("{\n  \"model\": \"alpha-beta, t_iter = max_rank(t_comp + t_halo) + t_allreduce\",\n");
@@ -265,7 +268,7 @@ int main(int argc, char **argv)
         /* strong: 1.07e9 rows (f = 8 in 2D, 4 in 3D) and 6.7e7 / 1.3e8 rows (f = 2); weak:
          * 512² / 64³ rows per rank (4096 ranks: 1.07e9) */
         int first = 1;
-        for (int weak = 0; weak <= 1; weak++)
+        for (int weak = 0; curves && weak <= 1; weak++)
             for (int dim = 2; dim <= 3; dim++)
                 for (int big = 1; big >= (weak ? 1 : 0); big--)
                     for (int rcb = 1; rcb >= (dim == 2 ? 0 : 1); rcb--) {
