@@ -24,9 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include <sla/mpi.h>
+
+#include "bench_mem.h"
 
 #define CHECK(call) do { sla_status st_ = (call); if (st_ < 0) { \
     fprintf(stderr, "%s: %s\n", #call, sla_last_error()); MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
@@ -64,25 +65,6 @@ static int64_t assemble(const opts *o, int64_t r0, int64_t r1, int64_t *row, int
             if (nb[q] >= 0) row[k] = i, col[k] = nb[q], val[k++] = nb[q] == i ? diag : -1;
     }
     return k;
-}
-
-/* Peak resident memory of the solve phase alone (Linux): writing 5 to /proc/self/clear_refs
- * resets VmHWM to the current RSS; VmHWM read after the solves is the phase's peak, in MiB. */
-static void hwm_reset(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) fputs("5", f), fclose(f);
-}
-
-static double hwm_mb(void)
-{
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
-    if (f) fclose(f);
-    return kb / 1024.0;
 }
 
 static double tmax(double t)
@@ -177,12 +159,8 @@ int main(int argc, char **argv)
     sla_dist_pattern_ghosts(P, &nghost);
     int64_t ghost_max;
     MPI_Reduce(&nghost, &ghost_max, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    long rss = ru.ru_maxrss, rss_max;
-    double hwm = hwm_mb(), hwm_max;
-    MPI_Reduce(&hwm, &hwm_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&rss, &rss_max, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    double mem[2] = {peak_rss_mb(), hwm_mb()}, mem_max[2];
+    MPI_Reduce(mem, mem_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("{\"library\": \"sla_mpi\", \"problem\": \"poisson%dd_%lld\", \"n\": %lld, "
                "\"ranks\": %d, \"method\": \"cg\", \"pc\": \"jacobi\", \"rtol\": %.1e, "
@@ -193,7 +171,7 @@ int main(int argc, char **argv)
                o.dim, (long long)o.n, (long long)N, size, o.rtol, (long long)its,
                sqrt(rr) <= o.rtol * bn ? "true" : "false", tn / bn, (long long)ghost_max, t_asm,
                t_setup, t_solve, t_setup + t_solve, its ? 1e3 * t_solve / (double)its : 0.0,
-               (double)rss_max / 1024.0, hwm_max);
+               mem_max[0], mem_max[1]);
     free(lv), free(dinv);
     free(b), free(x), free(r), free(p), free(q);
     sla_dist_pattern_free(&P);

@@ -20,7 +20,8 @@
 #include <petscksp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
+
+#include "../mpi/bench_mem.h"
 
 typedef struct opts {
     int dim, reps;
@@ -63,25 +64,6 @@ static PetscErrorCode assemble(Mat A, const opts *o, PetscInt r0, PetscInt r1)
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
     return 0;
-}
-
-/* Peak resident memory of the solve phase alone (Linux): writing 5 to /proc/self/clear_refs
- * resets VmHWM to the current RSS; VmHWM read after the solves is the phase's peak, in MiB. */
-static void hwm_reset(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) fputs("5", f), fclose(f);
-}
-
-static double hwm_mb(void)
-{
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
-    if (f) fclose(f);
-    return kb / 1024.0;
 }
 
 static double tmax(double t)
@@ -151,12 +133,8 @@ static PetscErrorCode run(const opts *o)
     PetscCall(VecNorm(r, NORM_2, &rn));
     PetscCall(VecNorm(b, NORM_2, &bn));
 
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    long rss = ru.ru_maxrss, rss_max;
-    double hwm = hwm_mb(), hwm_max;
-    MPI_Reduce(&hwm, &hwm_max, 1, MPI_DOUBLE, MPI_MAX, 0, PETSC_COMM_WORLD);
-    MPI_Reduce(&rss, &rss_max, 1, MPI_LONG, MPI_MAX, 0, PETSC_COMM_WORLD);
+    double mem[2] = {peak_rss_mb(), hwm_mb()}, mem_max[2];
+    MPI_Reduce(mem, mem_max, 2, MPI_DOUBLE, MPI_MAX, 0, PETSC_COMM_WORLD);
     if (rank == 0)
         printf("{\"library\": \"petsc %d.%d.%d\", \"problem\": \"poisson%dd_%ld\", \"n\": %ld, "
                "\"ranks\": %d, \"method\": \"cg\", \"pc\": \"%s\", \"rtol\": %.1e, "
@@ -167,7 +145,7 @@ static PetscErrorCode run(const opts *o)
                PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, o->dim,
                (long)o->n, (long)N, size, o->pc, o->rtol, (long)its, reason > 0 ? "true" : "false",
                (double)(rn / bn), t_asm, t_setup, t_solve, t_setup + t_solve,
-               its > 0 ? 1e3 * t_solve / (double)its : 0.0, (double)rss_max / 1024.0, hwm_max);
+               its > 0 ? 1e3 * t_solve / (double)its : 0.0, mem_max[0], mem_max[1]);
     PetscCall(KSPDestroy(&ksp));
     PetscCall(VecDestroy(&x));
     PetscCall(VecDestroy(&b));
