@@ -83,6 +83,8 @@ static int64_t pcg(const sla_dist_matrix *A, const double *b, const double *dinv
     double rz, pq, rz_new;
     CHECK(sla_dist_vec_axpby(SLA_FLOAT64, n, 0.0, b, 0.0, x));
     CHECK(sla_dist_vec_axpby(SLA_FLOAT64, n, 1.0, b, 0.0, r));
+    /* p = D⁻¹ r: cg_direction reads p even with β = 0 (0·NaN of stale memory is NaN) */
+    CHECK(sla_dist_vec_axpby(SLA_FLOAT64, n, 0.0, b, 0.0, p));
     CHECK(sla_dist_vec_cg_direction(SLA_FLOAT64, n, 0.0, r, dinv, p));
     CHECK(sla_dist_vec_dot(comm, SLA_FLOAT64, n, r, p, &rz));
     CHECK(sla_dist_vec_dot(comm, SLA_FLOAT64, n, r, r, rr));
