@@ -4,6 +4,7 @@
 # curves (bench/results/mpi_scaling.png, matplotlib via /usr/bin/python3).
 #
 # Usage: bench/mpi.sh [BUILD_DIR] [--quick] [--out FILE.json] [--ranks "1 2"] [--no-model]
+#                     [--problems "2:1000 3:100"] [--reps K]   (dimension:side pairs; K solves, fastest kept)
 #
 # Per rank count and problem (2D Poisson 1000², 3D Poisson 100³; --quick: 300², 40³), in turn:
 #   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi)
@@ -19,13 +20,15 @@ set -euo pipefail
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" OMP_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 cd "$(dirname "$0")/.."
-build=build quick="" out=bench/results/mpi.json ranks="1 2" model=1
+build=build quick="" out=bench/results/mpi.json ranks="1 2" model=1 problems="" reps=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=--quick ;;
         --out) out="$2"; shift ;;
         --ranks) ranks="$2"; shift ;;
         --no-model) model=0 ;;
+        --problems) problems="$2"; shift ;;
+        --reps) reps="$2"; shift ;;
         *) build="$1" ;;
     esac
     shift
@@ -42,7 +45,7 @@ done
 mpirun_() { mpirun --oversubscribe -np "$@"; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-if [ -n "$quick" ]; then problems="2:300 3:40"; reps=1; else problems="2:1000 3:100"; reps=2; fi
+if [ -n "$quick" ]; then : "${reps:=1}" "${problems:=2:300 3:40}"; else : "${reps:=2}" "${problems:=2:1000 3:100}"; fi
 
 for np in $ranks; do
     for pr in $problems; do
