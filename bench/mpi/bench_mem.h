@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <malloc.h>
 
 /* Peak resident memory of the solve phase alone (Linux): writing 5 to /proc/self/clear_refs
- * resets VmHWM to the current RSS; VmHWM read after the solves is the phase's peak, in MiB. */
+ * resets VmHWM to the current RSS (after malloc_trim); VmHWM read after the solves is the phase's peak, in MiB. */
 static inline void hwm_reset(void)
 {
+    malloc_trim(0);    /* hand the heap freed after assembly back first (glibc keeps it) */
     FILE *f = fopen("/proc/self/clear_refs", "w");
     if (f) fputs("5", f), fclose(f);
 }
@@ -26,7 +28,7 @@ static inline double hwm_mb(void)
     return kb / 1024.0;
 }
 
-/* Peak RSS of the whole run (ru_maxrss), in MiB. */
+/* Peak RSS so far (ru_maxrss, in MiB; hwm_reset() resets it too on Linux). */
 static inline double peak_rss_mb(void)
 {
     struct rusage ru;

@@ -143,6 +143,7 @@ int main(int argc, char **argv)
     double bn, rr = 0, t_solve = 1e300;
     CHECK(sla_dist_vec_norm2(sla_dist_layout_comm(L), SLA_FLOAT64, n, b, &bn));
     int64_t its = 0;
+    double rss_setup = peak_rss_mb();   /* before the reset, which also resets ru_maxrss */
     hwm_reset();
     for (int rep = 0; rep < o.reps; rep++) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -161,7 +162,7 @@ int main(int argc, char **argv)
     sla_dist_pattern_ghosts(P, &nghost);
     int64_t ghost_max;
     MPI_Reduce(&nghost, &ghost_max, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    double mem[2] = {peak_rss_mb(), hwm_mb()}, mem_max[2];
+    double mem[2] = {fmax(rss_setup, hwm_mb()), hwm_mb()}, mem_max[2];
     MPI_Reduce(mem, mem_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("{\"library\": \"sla_mpi\", \"problem\": \"poisson%dd_%lld\", \"n\": %lld, "
