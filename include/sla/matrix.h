@@ -10,6 +10,18 @@
 extern "C" {
 #endif
 
+/** Where the values of a matrix view and the dense blocks handed with it live. Host memory is
+ *  the default (0), so a view filled by hand or by sla_matrix_view() is a host view. A device
+ *  view (values a CUDA device pointer; the pattern stays a host object) is accepted only by
+ *  sla_solver_create() with a backend that takes device memory (the "cuda" backend of
+ *  libsla_cuda, <sla/cuda.h>), whose solves then take device blocks B, X, G, dB, dvalues; every
+ *  other function that takes a view refuses a device one with SLA_EINVAL ("A is in device
+ *  memory; sla_spmv reads host memory"), so that host code never dereferences a device pointer. */
+typedef enum sla_memspace {
+    SLA_MEM_HOST = 0,
+    SLA_MEM_DEVICE = 1
+} sla_memspace;
+
 /** A borrowed view of a batch of sparse matrices that share one pattern.
  *  values has layout [batch][nnz] in the pattern's CSR order, of the given dtype. sla never
  *  copies or frees the values it is handed; the view must outlive calls that use it. */
@@ -18,6 +30,7 @@ typedef struct sla_matrix {
     sla_dtype dtype;
     int64_t batch;           /**< number of matrices B ≥ 1 */
     const void *values;      /**< [batch][nnz] in CSR order */
+    sla_memspace space;      /**< of values (and of the blocks solved with it); default host */
 } sla_matrix;
 
 /** Makes a view (no copy). Equivalent to filling the struct by hand. */

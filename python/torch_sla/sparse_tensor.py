@@ -25,7 +25,9 @@ _FLOAT_DTYPES = (torch.float64, torch.float32)
 
 def _check_cpu(t, what):
     if t.device.type != "cpu":
-        raise ValueError(f"{what} is on {t.device}; libsla runs on the CPU (use .cpu())")
+        raise ValueError(f"{what} is on {t.device}; SparseTensor runs on the CPU (use .cpu()); "
+                         f"CUDA tensors: torch_sla.spsolve(val, row, col, shape, b) solves on "
+                         f"libsla's CUDA backend")
 
 
 def _as_index(t, what):

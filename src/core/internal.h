@@ -70,6 +70,11 @@ void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_
  *  is not finite"). */
 SLA_API sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite);
+/** The same checks for a caller that also takes device views (sla_solver_create): the space
+ *  must be host or device; finiteness is checked for host values only (a device backend checks
+ *  its own). */
+SLA_API sla_status sla_matrix_check_space(const char *func, const char *name,
+                                          const sla_matrix *A, int check_finite);
 
 /** 1 if every one of n doubles/floats is finite; else 0 and *bad = first bad index. */
 SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);

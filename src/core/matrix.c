@@ -16,17 +16,32 @@ static double max_nan(double r, double x)
 
 sla_matrix sla_matrix_view(const sla_pattern *p, sla_dtype dtype, int64_t batch, const void *values)
 {
-    return (sla_matrix){p, dtype, batch, values};
+    return (sla_matrix){p, dtype, batch, values, SLA_MEM_HOST};
 }
 
+/* Every host function that takes a view checks it here: a device view is refused by name, so
+ * that host code never dereferences a device pointer (the mixed-space error of matrix.h). */
 sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite)
+{
+    if (A && A->space == SLA_MEM_DEVICE)
+        return sla_error_set(SLA_EINVAL, func, "%s is in device memory (space = device); %s "
+                             "reads host memory (a device view goes to sla_solver_create with "
+                             "a device backend such as \"cuda\")", name, func);
+    return sla_matrix_check_space(func, name, A, check_finite);
+}
+
+sla_status sla_matrix_check_space(const char *func, const char *name, const sla_matrix *A,
+                                  int check_finite)
 {
     if (!A) return sla_error_set(SLA_EINVAL, func, "%s is NULL", name);
     if (!A->pattern) return sla_error_set(SLA_EINVAL, func, "%s->pattern is NULL", name);
     if (A->dtype != SLA_FLOAT64 && A->dtype != SLA_FLOAT32)
         return sla_error_set(SLA_EDTYPE, func, "%s: dtype %d is not float64 or float32", name,
                              (int)A->dtype);
+    if (A->space != SLA_MEM_HOST && A->space != SLA_MEM_DEVICE)
+        return sla_error_set(SLA_EINVAL, func, "%s->space = %d is not host (0) or device (1)",
+                             name, (int)A->space);
     if (A->batch < 1)
         return sla_error_set(SLA_EINVAL, func, "%s->batch = %lld < 1", name, (long long)A->batch);
     int64_t nnz = sla_pattern_nnz(A->pattern), total;
@@ -38,7 +53,8 @@ sla_status sla_matrix_check_for(const char *func, const char *name, const sla_ma
         return sla_error_set(SLA_EINVAL, func, "%s->values is NULL (expected [%lld][%lld] values)",
                              name, (long long)A->batch, (long long)nnz);
     int64_t bad;
-    if (check_finite && !sla_all_finite(A->dtype, A->values, total, &bad)) {
+    /* device values are checked on the device by the backend that takes them */
+    if (check_finite && A->space == SLA_MEM_HOST && !sla_all_finite(A->dtype, A->values, total, &bad)) {
         int64_t s = bad % nnz;
         const int64_t *ri = sla_pattern_rowind(A->pattern);
         return sla_error_set(SLA_ENONFINITE, func, "%s: value at batch %lld, slot %lld (row %lld, "

@@ -116,6 +116,38 @@ sla_status sla_solver_block_scale(const sla_solver *s, int e, const void *x, int
     return V.scale_pow2(&V, e, x, y);
 }
 
+sla_status sla_solver_block_zero(const sla_solver *s, void *x, int64_t total)
+{
+    sla_space V;
+    sla_host_space h;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.axpby(&V, 0.0, x, 0.0, x);
+}
+
+sla_status sla_solver_block_copy(const sla_solver *s, const void *x, int64_t total, void *y)
+{
+    sla_space V;
+    sla_host_space h;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.axpby(&V, 1.0, x, 0.0, y);
+}
+
+sla_status sla_solver_block_alloc(const sla_solver *s, int64_t total, void **x)
+{
+    sla_space V;
+    sla_host_space h;
+    *x = NULL;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.vec_create(&V, x);
+}
+
+void sla_solver_block_free(const sla_solver *s, int64_t total, void *x)
+{
+    sla_space V;
+    sla_host_space h;
+    if (x && sla_solver_block_space(s, total, &V, &h) >= 0) V.vec_free(&V, x);
+}
+
 sla_status sla_solver_block_norm(const sla_solver *s, const void *x, int64_t total, double *nrm)
 {
     sla_space V;
@@ -245,7 +277,7 @@ static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const vo
                               sla_solver_values_bytes(s)));
     SLA_TRY(sla_solver_block_finite(func, s, "B", B, brows, nrhs, total));
     if (total == 0) {
-        if (xtotal > 0) memset(X, 0, xbytes);   /* op(A) without rows: x = 0 */
+        if (xtotal > 0) SLA_TRY(sla_solver_block_zero(s, X, xtotal));   /* op(A) without rows: x = 0 */
         sla_solver_info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
         return SLA_OK;

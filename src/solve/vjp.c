@@ -49,13 +49,12 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     if (gmax == 0) {
         sla_solver_info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
-        memset(lam, 0, (size_t)total * sla_dtype_size(s->dtype));
-        return SLA_OK;
+        return sla_solver_block_zero(s, lam, total);
     }
     int e;
     frexp(gmax, &e);
-    void *rhs = sla_malloc((size_t)total, sla_dtype_size(s->dtype), "scaled cotangent");
-    if (!rhs) return SLA_ENOMEM;
+    void *rhs;      /* in the block space: device memory for a device backend */
+    SLA_TRY(sla_solver_block_alloc(s, total, &rhs));
     sla_solve_params p = sla_solve_params_of(s);
     p.atol = ldexp(p.atol, -e);
     p.x0_nonzero = 0;
@@ -63,7 +62,7 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     if (st >= 0)
         st = sla_solver_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, &p,
                             info, want_residual);
-    sla_free(rhs);
+    sla_solver_block_free(s, total, rhs);
     if (st >= 0) {
         sla_status sc = sla_solver_block_scale(s, e, lam, total, lam);
         if (sc < 0) return sc;
@@ -79,10 +78,10 @@ static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void
     const char *func = "sla_solver_solve_vjp";
     int64_t total = 0;
     SLA_TRY(vjp_check(func, s, op, nrhs, X, G, dB, dvalues, &total));
-    size_t es = sla_dtype_size(s->dtype);
-    /* λ goes to a work array, so that dB and dvalues are written only once the solve succeeded */
-    void *lam = sla_malloc((size_t)total, es, "adjoint solution");
-    if (!lam) return sla_error_attribute(SLA_ENOMEM, func);
+    /* λ goes to a work array (of the block space), so that dB and dvalues are written only once
+     * the solve succeeded */
+    void *lam = NULL;
+    if (total > 0) SLA_TRY(sla_error_attribute(sla_solver_block_alloc(s, total, &lam), func));
     sla_status st = total > 0 ? adjoint_solve(s, op, nrhs, G, total, lam, info, want_residual)
                               : SLA_OK;
     if (total == 0) {
@@ -92,10 +91,19 @@ static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void
     if (st >= 0 && dvalues) {
         /* op = N: ∂a_rc = −λ_r x_c;  op = T (Aᵀx = b): ∂a_rc = −x_r λ_c */
         const void *u = op == SLA_OP_N ? lam : X, *v = op == SLA_OP_N ? X : lam;
-        sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -1.0, u, 1, v, 1, nrhs, 1, dvalues);
+        if (s->backend->pattern_outer) {
+            sla_status so = s->backend->pattern_outer(s, -1.0, u, v, nrhs, dvalues);
+            if (so < 0) st = so;
+        } else {
+            sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -1.0, u, 1, v, 1, nrhs, 1,
+                                  dvalues);
+        }
     }
-    if (st >= 0 && dB) memcpy(dB, lam, (size_t)total * es);
-    sla_free(lam);
+    if (st >= 0 && dB && total > 0) {
+        sla_status sc = sla_solver_block_copy(s, lam, total, dB);
+        if (sc < 0) st = sc;
+    }
+    sla_solver_block_free(s, total, lam);
     return sla_error_attribute(st, func);
 }
 

@@ -109,6 +109,22 @@ def test_solve_not_converged_exit_code():
 
 
 @need_matrices
+@need_matrices
+def test_solve_device_cuda():
+    """--device cuda: on a GPU machine a CG solve on the CUDA backend; elsewhere (no device, or
+    a build without libsla_cuda) an error naming the reason, never a crash or a CPU solve."""
+    p = run("solve", mat("nos6.mtx"), "--device", "cuda", "--method", "cg", "--precond", "jacobi",
+            "--json")
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        assert "CUDA" in out["description"] and out["residual"] <= 1e-9
+    else:
+        assert p.returncode in (2, 3), p.stderr
+        assert "--device cuda" in p.stderr and "CUDA" in p.stderr
+        assert json.loads(p.stdout)["exit_code"] == p.returncode
+    run("solve", mat("nos6.mtx"), "--device", "tpu", check_rc=2)
+
+
 def test_solve_least_squares():
     """A rectangular file: auto solves min ||b - A x|| by LSQR and reports ||A^T r||."""
     j = run_json("solve", mat("illc1850.mtx"), "--rhs", "random", "--rtol", "1e-12")

@@ -34,6 +34,17 @@ void cli_begin(int argc, char **argv);
 int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m);
 void cli_matrix_free(cli_matrix *m);
 
+/* --device cuda (device.c): device copies of the matrix values and b, room for x, through
+ * libsla_cuda loaded at run time. cli_cuda_end copies x back (x may be NULL: only free). */
+typedef struct cli_cuda {
+    void *values, *b, *x;
+    void (*release)(void *);
+    sla_status (*copy)(void *, const void *, size_t, int);
+} cli_cuda;
+int cli_cuda_begin(const char *cmd, const cli_matrix *m, const double *b, int64_t n, int64_t nx,
+                   cli_cuda *d);
+int cli_cuda_end(const char *cmd, cli_cuda *d, double *x, int64_t nx);
+
 /* Prints "sla CMD: WHAT: message" for a failed status (WHAT left out when the library's message
  * already names it, e.g. a file path) and returns the matching exit code. */
 int cli_fail(const char *cmd, sla_status st, const char *what);

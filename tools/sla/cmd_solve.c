@@ -37,6 +37,9 @@ static const char help[] =
     "                          iterations; without it a one-line progress indicator is shown\n"
     "                          when stderr is a terminal\n"
     "  --monitor-every N       iterations between monitor lines, N >= 1\n"
+    "  --device cpu|cuda       where to solve (default cpu); cuda: on libsla's CUDA backend\n"
+    "                          (methods cg, bicgstab, gmres, minres; precond none or jacobi;\n"
+    "                          auto is bicgstab + jacobi), values and b copied to the GPU\n"
     "  --json                  print one JSON object (method, reason, converged, iterations,\n"
     "                          residual, time_s, ...) instead of text; on an error the object is\n"
     "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
@@ -48,7 +51,7 @@ static const char help[] =
 typedef struct {
     const char *file, *rhs, *out;
     sla_solver_options opt;
-    int json, monitor;
+    int json, monitor, cuda;
 } solve_args;
 
 typedef struct { int lines, tty; double last; } monitor_state;
@@ -83,6 +86,12 @@ static int parse_args(int argc, char **argv, solve_args *a)
         else if (!strcmp(o, "--monitor")) a->monitor = 1;
         else if (!strcmp(o, "--rhs") && v) { a->rhs = v; i++; }
         else if (!strcmp(o, "-o") && v) { a->out = v; i++; }
+        else if (!strcmp(o, "--device") && v) {
+            if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+                return cli_usage_error("solve", "--device %s: expected cpu or cuda", v);
+            a->cuda = !strcmp(v, "cuda");
+            i++;
+        }
         else if (!strcmp(o, "--method") && v) {
             if (sla_method_from_name(v, &a->opt.method)) return cli_fail("solve", SLA_EINVAL, "--method");
             i++;
@@ -208,9 +217,17 @@ int cmd_solve(int argc, char **argv)
     sla_solver *s = NULL;
     sla_solve_info info;
     sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
+    sla_matrix Asolve = A;                   /* the device view with --device cuda */
+    cli_cuda dev = {0};
     double t0 = cli_now(), t1 = t0, t2 = t0;
+    if (!rc && a.cuda) {
+        rc = cli_cuda_begin("solve", &m, b, n, nx, &dev);
+        Asolve.values = dev.values;
+        Asolve.space = SLA_MEM_DEVICE;
+        a.opt.backend = "cuda";
+    }
     if (!rc) {
-        sla_status st = sla_solver_create(&A, &a.opt, &s);
+        sla_status st = sla_solver_create(&Asolve, &a.opt, &s);
         t1 = cli_now();
         if (st) rc = cli_fail("solve", st, a.file);
     }
@@ -218,12 +235,18 @@ int cmd_solve(int argc, char **argv)
         cli_warn("solve", "--precond %s is ignored: method %s is direct", sla_precond_name(a.opt.precond),
                  sla_method_name(sla_solver_method(s)));
     if (!rc) {
-        sla_status st = sla_solver_solve(s, SLA_OP_N, 1, b, x, &info);
+        sla_status st = a.cuda ? sla_solver_solve(s, SLA_OP_N, 1, dev.b, dev.x, &info)
+                               : sla_solver_solve(s, SLA_OP_N, 1, b, x, &info);
+        if (a.cuda && st >= 0) {
+            int c = cli_cuda_end("solve", &dev, x, nx);
+            if (c) st = SLA_EBACKEND, rc = c;
+        }
         t2 = cli_now();
         if (mon.tty && !mon.lines && mon.last > 0) fputc('\n', stderr);
-        if (st < 0) rc = cli_fail("solve", st, a.file);
+        if (st < 0 && !rc) rc = cli_fail("solve", st, a.file);
         else if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
+    if (a.cuda) cli_cuda_end("solve", &dev, NULL, 0);      /* frees (a no-op once ended) */
     if (!rc || rc == EXIT_NOT_CONVERGED) {
         int w = a.out ? write_vector(a.out, x, nx) : EXIT_OK;
         if (w) rc = w;
