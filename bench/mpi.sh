@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Distributed benchmarks (docs/mpi.md, "Benchmarks"): libsla_mpi against PETSc 3.18 in one run,
+# and the scaling model. Writes one JSON (default bench/results/mpi.json) and the scaling
+# curves (bench/results/mpi_scaling.png, matplotlib via /usr/bin/python3).
+#
+# Usage: bench/mpi.sh [BUILD_DIR] [--quick] [--out FILE.json] [--ranks "1 2"] [--no-model]
+#                     [--problems "2:1000 3:100"] [--reps K]   (dimension:side pairs; K solves, fastest kept)
+#
+# Per rank count and problem (2D Poisson 1000², 3D Poisson 100³; --quick: 300², 40³), in turn:
+#   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi)
+#   bench_petsc_cg         PETSc KSPCG, -pc_type jacobi and -pc_type hypre (BoomerAMG), if built
+#   bench_mpi_krylov       libsla's distributed solver objects, if that binary exists: it is
+#                          run as `bench_mpi_krylov --dim D --n N` and must print one JSON
+#                          object per line with at least "pc", "iterations", "setup_s",
+#                          "solve_s", "ms_per_iteration" (bench_petsc_cg's fields)
+# then bench_mpi_model at 1 rank (the curves) and at 2 and 4 ranks (--no-curves: its halo
+# counter against the real halo plans). Ratios are PETSc / sla (> 1: sla faster), measured in
+# this run: the machine is shared and noisy, compare within one file only.
+set -euo pipefail
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" OMP_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+cd "$(dirname "$0")/.."
+build=build quick="" out=bench/results/mpi.json ranks="1 2" model=1 problems="" reps=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=--quick ;;
+        --out) out="$2"; shift ;;
+        --ranks) ranks="$2"; shift ;;
+        --no-model) model=0 ;;
+        --problems) problems="$2"; shift ;;
+        --reps) reps="$2"; shift ;;
+        *) build="$1" ;;
+    esac
+    shift
+done
+cg="$build/bench/mpi/bench_mpi_cg"
+petsc="$build/bench/mpi_petsc/bench_petsc_cg"
+modelbin="$build/bench/mpi/bench_mpi_model"
+krylov=""
+for k in "$build/bench/mpi/bench_mpi_krylov" "$build/bench/bench_mpi_krylov"; do
+    [ -x "$k" ] && krylov="$k" && break
+done
+[ -x "$cg" ] || { echo "bench/mpi.sh: $cg not built (libsla_mpi off?)" >&2; exit 1; }
+[ -x "$petsc" ] || { echo "bench/mpi.sh: no $petsc (PETSc not found at configure): sla side only" >&2; petsc=""; }
+mpirun_() { mpirun --oversubscribe -np "$@"; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "$quick" ]; then : "${reps:=1}" "${problems:=2:300 3:40}"; else : "${reps:=2}" "${problems:=2:1000 3:100}"; fi
+
+for np in $ranks; do
+    for pr in $problems; do
+        d="${pr%%:*}" n="${pr##*:}"
+        echo "bench/mpi.sh: np $np, ${d}D n=$n" >&2
+        mpirun_ "$np" "$cg" --dim "$d" --n "$n" --reps "$reps" >> "$tmp/runs.jsonl"
+        if [ -n "$petsc" ]; then
+            for pc in jacobi hypre; do
+                mpirun_ "$np" "$petsc" --dim "$d" --n "$n" --pc "$pc" --reps "$reps" >> "$tmp/runs.jsonl"
+            done
+        fi
+        if [ -n "$krylov" ]; then
+            mpirun_ "$np" "$krylov" --dim "$d" --n "$n" | sed 's/^{/{"library": "sla_mpi_krylov", /' \
+                >> "$tmp/krylov.jsonl" || echo "bench/mpi.sh: $krylov failed" >&2
+        fi
+    done
+done
+touch "$tmp/krylov.jsonl"
+if [ "$model" = 1 ]; then
+    echo "bench/mpi.sh: scaling model" >&2
+    mpirun_ 1 "$modelbin" $quick > "$tmp/model.json"
+    for np in 2 4; do
+        mpirun_ "$np" "$modelbin" --quick --no-curves > "$tmp/model_np$np.json"
+    done
+fi
+
+mkdir -p "$(dirname "$out")"
+/usr/bin/python3 - "$tmp" "$out" "$model" <<'PY'
+import glob, json, os, platform, sys
+tmp, out, model = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+runs = [json.loads(l) for f in ("runs.jsonl", "krylov.jsonl")
+        for l in open(os.path.join(tmp, f)) if l.strip().startswith("{")]
+def pick(lib, problem, ranks, pc):
+    for r in runs:
+        ok = r["library"].startswith("petsc") if lib == "petsc" else r["library"] == lib
+        if ok and r["problem"] == problem and r["ranks"] == ranks and r.get("pc") == pc:
+            return r
+ratios = []
+for r in runs:
+    if r["library"] != "sla_mpi":
+        continue
+    p, np_ = r["problem"], r["ranks"]
+    e = {"problem": p, "ranks": np_, "sla_cg_jacobi_ms_per_iteration": r["ms_per_iteration"],
+         "iterations_sla": r["iterations"]}
+    pj, ph = pick("petsc", p, np_, "jacobi"), pick("petsc", p, np_, "hypre")
+    if pj:
+        e.update({"petsc_cg_jacobi_ms_per_iteration": pj["ms_per_iteration"],
+                  "iterations_petsc_jacobi": pj["iterations"],
+                  "petsc_over_sla_per_iteration": round(pj["ms_per_iteration"] / r["ms_per_iteration"], 3),
+                  "petsc_over_sla_jacobi_solve": round(pj["solve_s"] / r["solve_s"], 3),
+                  "peak_rss_mb_sla_petsc": [r["peak_rss_mb"], pj["peak_rss_mb"]]})
+    if ph:
+        e.update({"petsc_hypre_setup_plus_solve_s": ph["setup_plus_solve_s"],
+                  "petsc_hypre_iterations": ph["iterations"],
+                  "petsc_hypre_over_sla_jacobi_total": round(ph["setup_plus_solve_s"] / r["setup_plus_solve_s"], 3)})
+    for k in runs:
+        if k["library"] == "sla_mpi_krylov" and k["problem"] == p and k["ranks"] == np_:
+            ref = pick("petsc", p, np_, "hypre" if "amg" in k.get("pc", "") else k.get("pc"))
+            key = "sla_krylov_" + k.get("pc", "?")
+            e[key + "_setup_plus_solve_s"] = k.get("setup_plus_solve_s", k["setup_s"] + k["solve_s"])
+            if ref:
+                e[key + "_petsc_over_sla_total"] = round(ref["setup_plus_solve_s"] / e[key + "_setup_plus_solve_s"], 3)
+    ratios.append(e)
+res = {"machine": {"cores": os.cpu_count(), "node": platform.node(),
+                   "load_average_at_end": [round(x, 2) for x in os.getloadavg()], "note":
+                   "2 cores shared with other jobs: ranks oversubscribe nothing at np <= 2, "
+                   "but timings are noisy; ratios are from this one run"},
+       "runs": runs, "ratios": ratios}
+if model:
+    res["model"] = json.load(open(os.path.join(tmp, "model.json")))
+    res["model"]["validation"] = [v for f in sorted(glob.glob(os.path.join(tmp, "model_np*.json")))
+                                  for v in json.load(open(f)).get("validation", [])]
+json.dump(res, open(out, "w"), indent=1)
+print(json.dumps(ratios, indent=1))
+PY
+if [ "$model" = 1 ]; then
+    /usr/bin/python3 bench/mpi_plot.py "$out" "${out%.json}_scaling.png"
+fi
