@@ -149,18 +149,6 @@ static void check(const char *what, setup *S, serial *R, sla_dist_lu *F, int har
     free(bl); free(gl); free(xl); free(dbl); free(dvl); free(dvlc);
 }
 
-static sla_dist_layout *random_layout(int64_t N, uint64_t seed)
-{
-    int *part = malloc((size_t)(N + 1) * sizeof *part);
-    mt_random_part(N, mt_size, seed, part);
-    int64_t n, *own = mt_owned(part, N, mt_rank, &n);
-    sla_dist_layout *L = NULL;
-    MT_OK(sla_dist_layout_create_owned(MPI_COMM_WORLD, N, n, own, &L));
-    free(part);
-    free(own);
-    return L;
-}
-
 static void run(const char *what, const mt_coo *A, sla_dist_layout *L, double shift, int hard)
 {
     setup S;
@@ -208,7 +196,7 @@ static void singular(void)
             for (int64_t f = 0; f < A.nnz; f++) if (A.row[f] == A.row[e] && f != e) s += A.val[f];
             A.val[e] = -s;
         }
-    sla_dist_layout *L = random_layout(A.m, 3);
+    sla_dist_layout *L = mt_random_layout(A.m, 3);
     setup S;
     make(&S, &A, L, 1, 0);
     sla_dist_matrix D = sla_dist_matrix_view(S.P, SLA_FLOAT64, 1, S.lv);
@@ -249,7 +237,7 @@ int main(int argc, char **argv)
     mt_poisson2d(9, 7, &A);
     uint64_t seed = 5;
     for (int64_t e = 0; e < A.nnz; e++) A.val[e] += 0.3 * mt_rand(&seed);   /* nonsymmetric */
-    sla_dist_layout *L = random_layout(A.m, 4);
+    sla_dist_layout *L = mt_random_layout(A.m, 4);
     run("perturbed Poisson 9x7, random ownership", &A, L, 0.5, 0);
     sla_dist_layout_free(&L);
     MT_OK(sla_dist_layout_create(MPI_COMM_WORLD, A.m, -1, &L));
@@ -257,19 +245,19 @@ int main(int argc, char **argv)
     sla_dist_layout_free(&L);
     mt_coo_free(&A);
     if (mt_load("west0479.mtx", &A)) {
-        L = random_layout(A.m, 7);
+        L = mt_random_layout(A.m, 7);
         run("west0479, random ownership", &A, L, 0, 1);
         sla_dist_layout_free(&L);
         mt_coo_free(&A);
     }
     if (mt_load("pores_1.mtx", &A)) {
-        L = random_layout(A.m, 9);
+        L = mt_random_layout(A.m, 9);
         run("pores_1, random ownership", &A, L, 0, 0);
         sla_dist_layout_free(&L);
         mt_coo_free(&A);
     }
     if (mt_load("bcsstk13.mtx", &A)) {
-        L = random_layout(A.m, 8);
+        L = mt_random_layout(A.m, 8);
         run("bcsstk13, random ownership", &A, L, 0, 0);
         sla_dist_layout_free(&L);
         mt_coo_free(&A);
