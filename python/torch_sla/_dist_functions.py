@@ -1,0 +1,230 @@
+"""autograd Functions of the distributed tensors: each forward calls libsla_mpi, each backward
+its adjoint. Every one of them is collective in both directions: forward and backward must
+run on every rank of the communicator, in the same order (the distributed module agrees on
+requires_grad before recording them, so the graph has the same shape on every rank).
+
+Conventions: local values are [B, nnz_local] in the pattern's slot order (diagonal block, then
+off-diagonal block); dense local blocks are [n_local, k] (shared by the batch) or
+[B, n_local, k].
+"""
+import ctypes
+
+import torch
+from torch.autograd import Function
+
+from ._capi import SLA_OP_N, SLA_OP_T, check
+from ._functions import DTYPE_CODE, differentiable, other, unavailable
+from ._mpi_capi import DistMatrixC, mlib
+
+
+def dist_view(pattern, values):
+    """sla_dist_matrix view of [B, nnz_local] contiguous values (keep `values` alive)."""
+    return DistMatrixC(pattern.ptr, DTYPE_CODE[values.dtype], values.shape[0],
+                       values.data_ptr())
+
+
+def _ptr(t):
+    """data pointer, or None for an empty tensor (libsla_mpi accepts NULL for 0 entries)."""
+    return t.data_ptr() if t.numel() else None
+
+
+# ------------------------------------------------------------------------------------------------
+# COO values on each rank ↔ local slot values on their owners
+# ------------------------------------------------------------------------------------------------
+def _move(t, pattern, to_slots):
+    t = t.contiguous()
+    B = t.shape[0]
+    out = t.new_zeros(B, pattern.nnz if to_slots else pattern.nnz_input)
+    fn = mlib.sla_dist_values_gather if to_slots else mlib.sla_dist_values_scatter
+    # NULL arrays are fine for zero entries, but a real (even dummy) pointer costs nothing
+    src = t if t.numel() else t.new_zeros(1)
+    dst = out if out.numel() else out.new_zeros(1)
+    check(fn(pattern.ptr, DTYPE_CODE[t.dtype], B, src.data_ptr(), dst.data_ptr()))
+    return out
+
+
+class DistGather(Function):
+    """This rank's COO values [B, nnz_input] → its local slot values [B, nnz_local]
+    (sla_dist_values_gather: entries travel to their row's owner, duplicates summed); the
+    backward is its transpose, sla_dist_values_scatter (each entry gets its slot's
+    gradient, wherever the slot lives)."""
+
+    @staticmethod
+    def forward(ctx, coo, pattern):
+        ctx.pattern = pattern
+        return _move(coo, pattern, True)
+
+    @staticmethod
+    def backward(ctx, g):
+        if differentiable():
+            return DistScatterValues.apply(g, ctx.pattern), None
+        return _move(g, ctx.pattern, False), None
+
+
+class DistScatterValues(Function):
+    """The transpose of DistGather (used by its differentiable backward)."""
+
+    @staticmethod
+    def forward(ctx, slots, pattern):
+        ctx.pattern = pattern
+        return _move(slots, pattern, False)
+
+    @staticmethod
+    def backward(ctx, g):
+        if differentiable():
+            return DistGather.apply(g, ctx.pattern), None
+        return _move(g, ctx.pattern, True), None
+
+
+# ------------------------------------------------------------------------------------------------
+# y = op(A) x (distributed SpMV) and its VJP
+# ------------------------------------------------------------------------------------------------
+def _spmv(pattern, values, x, op):
+    """y [B, ny, k] = op(A) x for x [nx, k] or [B, nx, k] (sla_dist_spmv)."""
+    values, x = values.contiguous(), x.contiguous()
+    B, k = values.shape[0], x.shape[-1]
+    ny = pattern.m_local if op == SLA_OP_N else pattern.n_local
+    y = values.new_empty(B, ny, k)
+    A = dist_view(pattern, values)
+    xb = x if x.numel() else x.new_zeros(1)
+    yb = y if y.numel() else y.new_zeros(1)
+    check(mlib.sla_dist_spmv(op, 1.0, ctypes.byref(A), xb.data_ptr(), int(x.dim() == 3), k,
+                             0.0, yb.data_ptr()))
+    return y
+
+
+class DistSpMV(Function):
+    """y = op(A) · x on every rank's slices. Backward (sla_dist_spmv_vjp): dx = op(A)ᵀ g by the
+    other op's distributed product (the reverse halo exchange for op = N), summed over the
+    batch for a shared x; dvalues local, with the ghost values of x (op = N) or g (op = T)
+    from one forward exchange. `need` = (values, x) gradients wanted on some rank (agreed
+    before the forward, so that every rank makes the same C call in the backward)."""
+
+    @staticmethod
+    def forward(ctx, values, x, pattern, op, need):
+        ctx.pattern, ctx.op, ctx.need = pattern, op, need
+        ctx.save_for_backward(values, x)
+        return _spmv(pattern, values, x, op)
+
+    @staticmethod
+    def backward(ctx, g):
+        values, x = ctx.saved_tensors
+        pattern, op = ctx.pattern, ctx.op
+        need_v, need_x = ctx.need
+        if differentiable():
+            dx = dv = None
+            if need_x:
+                gx = DistSpMV.apply(values, g, pattern, other(op), (True, True))
+                dx = gx if x.dim() == 3 else gx.sum(0)
+            if need_v:
+                dv = _vjp(pattern, values, x, g, op, False, True)[1]
+                dv = unavailable(dv, (values, x, g),
+                                 "torch_sla: the second derivative of DSparseTensor @ x with "
+                                 "respect to the matrix values is not implemented (the "
+                                 "distributed pattern outer product has no autograd form yet)")
+            return _only(dv, ctx, 0), _only(dx, ctx, 1), None, None, None
+        dx, dv = _vjp(pattern, values, x, g, op, need_x, need_v)
+        return _only(dv, ctx, 0), _only(dx, ctx, 1), None, None, None
+
+
+def _only(t, ctx, i):
+    """The gradient if this rank's input wants it (other ranks may have asked for it)."""
+    return t if ctx.needs_input_grad[i] else None
+
+
+def _vjp(pattern, values, x, g, op, want_x, want_v):
+    values, x, g = values.contiguous(), x.contiguous(), g.contiguous()
+    B, k = values.shape[0], x.shape[-1]
+    A = dist_view(pattern, values)
+    dx = torch.empty_like(x) if want_x else None
+    dv = torch.empty_like(values) if want_v else None
+    pad = values.new_zeros(1)
+
+    def buf(t):
+        return (t if t.numel() else pad).data_ptr()
+
+    check(mlib.sla_dist_spmv_vjp(op, 1.0, ctypes.byref(A), buf(x), int(x.dim() == 3), k, buf(g),
+                                 buf(dx) if want_x else None, buf(dv) if want_v else None))
+    return dx, dv
+
+
+# ------------------------------------------------------------------------------------------------
+# Vectors: every rank's slices ↔ the global vector on every rank
+# ------------------------------------------------------------------------------------------------
+def allsum(layout, t):
+    """Σ over the ranks of t (same shape on every rank), the same bits on every rank
+    (sla_dist_allsum's fixed tree, in double: exact for float32 inputs' sums of one nonzero)."""
+    flat = t.detach().to(torch.float64).contiguous().reshape(-1)
+    out = torch.empty_like(flat)
+    n = flat.numel()
+    if n >= 2 ** 31:
+        raise ValueError(f"torch_sla: allsum of {n} values exceeds the 2^31 − 1 of one call")
+    pad = flat.new_zeros(1)
+    comm = mlib.sla_dist_layout_comm(layout)
+    check(mlib.sla_dist_allsum(comm, n, (flat if n else pad).data_ptr(),
+                               (out if n else pad).data_ptr()))
+    return out.reshape(t.shape).to(t.dtype)
+
+
+class AllGatherRows(Function):
+    """x_local [n_local, k] (or [B, n_local, k]) → the global [N, k] on every rank: each rank
+    places its slice at its global indices, then one deterministic sum over the ranks (each
+    position has one contribution, so the sum is exact). Backward: the global cotangents of
+    all ranks summed, each rank keeping its owned rows (the adjoint of 'copy to everyone')."""
+
+    @staticmethod
+    def forward(ctx, x, layout, owned, N):
+        ctx.layout, ctx.owned = layout, owned
+        shape = list(x.shape)
+        shape[-2] = N
+        full = x.new_zeros(shape)
+        full[..., owned, :] = x
+        return allsum(layout, full)
+
+    @staticmethod
+    def backward(ctx, g):
+        return allsum(ctx.layout, g)[..., ctx.owned, :], None, None, None
+
+
+def vec_scatter_root(layout, dtype, batch, k, root, glob, n_local):
+    """sla_dist_vec_scatter: [batch, N, k] on root → [batch, n_local, k] here."""
+    out = torch.empty(batch, n_local, k, dtype=dtype)
+    pad = torch.zeros(1, dtype=dtype)
+    src = glob.contiguous() if glob is not None and glob.numel() else pad
+    check(mlib.sla_dist_vec_scatter(layout, DTYPE_CODE[dtype], batch, k, root, src.data_ptr(),
+                                    (out if out.numel() else pad).data_ptr()))
+    return out
+
+
+def vec_gather_root(layout, x, N, root, rank):
+    """sla_dist_vec_gather: [batch, n_local, k] here → [batch, N, k] on root (None elsewhere)."""
+    x = x.contiguous()
+    batch, k = x.shape[0], x.shape[-1]
+    pad = x.new_zeros(1)
+    out = x.new_empty(batch, N, k) if rank == root else None
+    dst = out if out is not None and out.numel() else pad
+    check(mlib.sla_dist_vec_gather(layout, DTYPE_CODE[x.dtype], batch, k, root,
+                                   (x if x.numel() else pad).data_ptr(), dst.data_ptr()))
+    return out
+
+
+class AllGatherSlots(Function):
+    """Local slot values [B, nnz_local] → every rank's, concatenated in rank order
+    [B, Σ nnz_local], on every rank (for full_tensor). Backward: cotangents summed over the
+    ranks, each keeping its own span."""
+
+    @staticmethod
+    def forward(ctx, values, layout, offset, total):
+        ctx.layout, ctx.span = layout, (offset, offset + values.shape[-1])
+        full = values.new_zeros(values.shape[0], total)
+        full[:, offset:offset + values.shape[-1]] = values
+        return allsum(layout, full)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.span
+        return allsum(ctx.layout, g)[:, a:b], None, None, None
+
+
+__all__ = ["DistGather", "DistScatterValues", "DistSpMV", "AllGatherRows", "AllGatherSlots",
+           "allsum", "vec_scatter_root", "vec_gather_root", "dist_view", "SLA_OP_N", "SLA_OP_T"]
