@@ -816,21 +816,19 @@ def _requires_grad(t):
 
 
 def _same(metas, rank):
-    first = metas[0]
-    for r, m in enumerate(metas):
-        if m[0] != first[0]:
-            raise ValueError(f"shape {m[0]} on rank {r} differs from {first[0]} on rank 0")
-        if m[1] != first[1]:
-            raise TypeError(f"dtype {m[1]} on rank {r} differs from {first[1]} on rank 0")
-        if m[2] != first[2] or m[3] != first[3]:
-            raise ValueError(f"owned_rows/owned_cols given on some ranks only (rank {r} "
-                             f"differs from rank 0)")
-    return None
+    """Raises on this rank if its (shape, dtype, layout kinds) differ from rank 0's."""
+    first, m = metas[0], metas[rank]
+    if m[0] != first[0]:
+        raise ValueError(f"shape {m[0]} differs from {first[0]} on rank 0")
+    if m[1] != first[1]:
+        raise TypeError(f"dtype {m[1]} differs from {first[1]} on rank 0")
+    if m[2] != first[2] or m[3] != first[3]:
+        raise ValueError("owned_rows/owned_cols given here but not on rank 0, or the reverse")
 
 
 def _same_k(ks, rank):
-    if len(set(ks)) != 1:
-        raise ValueError(f"x has {ks[rank]} columns on rank {rank} but the ranks differ: {ks}")
+    if ks[rank] != ks[0]:
+        raise ValueError(f"x has {ks[rank]} columns here but {ks[0]} on rank 0")
 
 
 # ------------------------------------------------------------------------------------------------
