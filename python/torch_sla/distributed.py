@@ -489,6 +489,27 @@ class DSparseTensor:
         return cls(P, local, partition=Partition(P, comm.Get_rank(), info),
                    batch_shape=shp[:-2])
 
+    def with_coo_values(self, values):
+        """New values for the COO entries this rank handed to from_sparse_local (or, for
+        partition, root's A.values), in that order, [nnz_in] or [*batch, nnz_in]: they travel
+        to their owners as at construction (no pattern work). Collective; differentiable."""
+        P = self._pattern
+        what = "DSparseTensor.with_coo_values"
+
+        def check_local():
+            if not isinstance(values, torch.Tensor) or values.dtype not in _FLOAT_DTYPES:
+                raise TypeError("values must be a float64 or float32 torch.Tensor")
+            if values.dim() == 0 or values.shape[-1] != P.nnz_input:
+                raise ValueError(f"values must be [*batch, {P.nnz_input}] (the entries this "
+                                 f"rank handed in), got {tuple(values.shape)}")
+            return values.reshape(-1, P.nnz_input)
+
+        coo, (rg,) = _run_agreed(self.comm, what, check_local, flags=(_requires_grad(values),))
+        if rg and not coo.requires_grad:
+            coo = coo.detach().requires_grad_()
+        return DSparseTensor(P, DF.DistGather.apply(coo, P), self._op, self._partition,
+                             tuple(values.shape[:-1]))
+
     def with_values(self, values):
         """The same distributed pattern with new local slot values [nnz] or [B, nnz] (no
         communication, no pattern work: the training-loop path). Local."""
