@@ -226,5 +226,122 @@ class AllGatherSlots(Function):
         return allsum(ctx.layout, g)[:, a:b], None, None, None
 
 
-__all__ = ["DistGather", "DistScatterValues", "DistSpMV", "AllGatherRows", "AllGatherSlots",
+# ------------------------------------------------------------------------------------------------
+# X = op(A)⁻¹ B on libsla_mpi's distributed solver objects (when the library has them)
+# ------------------------------------------------------------------------------------------------
+class DistSolverObject:
+    """Owns an sla_dist_solver and the values it borrows. Freeing it is collective, so it is
+    freed right after the forward when no gradient is wanted (the same point on every rank),
+    and otherwise kept with the autograd graph (a retained graph may run the backward again);
+    when the graph goes, it is queued under its creation number (the same on every rank:
+    creations are collective) and freed by the next solve on the communicator, for the numbers
+    queued on every rank (distributed.free_solvers)."""
+
+    _seq = {}
+
+    def __init__(self, pattern, values, options):
+        self.values = values.contiguous()
+        self.pattern = pattern
+        self.key = _comm_key(pattern.comm)
+        A = dist_view(pattern, self.values)
+        out = ctypes.c_void_p()
+        check(mlib.sla_dist_solver_create(ctypes.byref(A), ctypes.byref(options),
+                                          ctypes.byref(out)))
+        self.ptr = out.value
+        self.seq = DistSolverObject._seq.get(self.key, 0)
+        DistSolverObject._seq[self.key] = self.seq + 1
+
+    def describe(self):
+        d = mlib.sla_dist_solver_describe(self.ptr)
+        return d.decode("utf-8", "replace") if d else ""
+
+    def free(self):
+        if self.ptr:
+            box = ctypes.c_void_p(self.ptr)
+            self.ptr = None
+            mlib.sla_dist_solver_free(ctypes.byref(box))
+
+    def __del__(self):
+        ptr = getattr(self, "ptr", None)
+        if ptr:
+            from .distributed import _defer_solver
+            _defer_solver(self.key, self.seq, ptr)
+            self.ptr = None
+
+
+def _comm_key(comm):
+    from mpi4py import MPI
+    return MPI._handleof(comm)
+
+
+def _dist_solve(solver, op, b, config):
+    from ._capi import SolveInfoC
+    B = solver.values.shape[0]
+    b = b.contiguous()
+    if b.dim() == 2:
+        b = b.expand(B, *b.shape).contiguous()
+    x = torch.zeros_like(b)
+    info = SolveInfoC()
+    pad = b.new_zeros(1)
+    st = check(mlib.sla_dist_solver_solve(solver.ptr, op, b.shape[-1],
+                                          (b if b.numel() else pad).data_ptr(),
+                                          (x if x.numel() else pad).data_ptr(),
+                                          ctypes.byref(info)))
+    config.report(st, info)
+    return x
+
+
+class DistSolve(Function):
+    """X = op(A)⁻¹ B ([B, n, k]; b [n, k] is shared by the batch) on a distributed solver.
+    Backward: sla_dist_solver_solve_vjp on the same object (λ = op(A)⁻ᵀ G by one transposed
+    distributed solve; dB = λ, summed over the batch for a shared b; ∂a = −λ[r] X[c] local).
+    `need` = (values, b) gradients wanted on some rank (agreed)."""
+
+    @staticmethod
+    def forward(ctx, values, b, pattern, op, options, need, config):
+        solver = DistSolverObject(pattern, values, options)
+        try:
+            x = _dist_solve(solver, op, b, config)
+        except Exception:
+            solver.free()
+            raise
+        ctx.solver, ctx.op, ctx.need, ctx.config = solver, op, need, config
+        ctx.b_batched = b.dim() == 3
+        if any(need):
+            ctx.save_for_backward(x)
+        else:
+            solver.free()
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._capi import SolveInfoC
+        (x,) = ctx.saved_tensors
+        solver = ctx.solver
+        need_v, need_b = ctx.need
+        g = g.contiguous()
+        db = torch.empty_like(g) if need_b else None
+        dv = torch.empty_like(solver.values) if need_v else None
+        pad = g.new_zeros(1)
+
+        def buf(t):
+            return (t if t.numel() else pad).data_ptr()
+
+        info = SolveInfoC()
+        st = check(mlib.sla_dist_solver_solve_vjp(solver.ptr, ctx.op, g.shape[-1], buf(x),
+                                                  buf(g), buf(db) if need_b else None,
+                                                  buf(dv) if need_v else None,
+                                                  ctypes.byref(info)))
+        ctx.config.report(st, info, adjoint=True)
+        if db is not None and not ctx.b_batched:
+            db = db.sum(0)
+        msg = "torch_sla: second derivatives through DSparseTensor.solve are not implemented"
+        if dv is not None:
+            dv = unavailable(dv, (g,), msg)
+        if db is not None:
+            db = unavailable(db, (g,), msg)
+        return _only(dv, ctx, 0), _only(db, ctx, 1), None, None, None, None, None
+
+
+__all__ = ["DistSolve", "DistSolverObject", "DistGather", "DistScatterValues", "DistSpMV", "AllGatherRows", "AllGatherSlots",
            "allsum", "vec_scatter_root", "vec_gather_root", "dist_view", "SLA_OP_N", "SLA_OP_T"]

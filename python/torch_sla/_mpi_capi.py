@@ -78,6 +78,30 @@ class DistMatrixC(ctypes.Structure):
                 ("values", c_void_p)]
 
 
+class DistSolverOptionsC(ctypes.Structure):
+    """sla_dist_solver_options (the distributed solvers of libsla_mpi; bound only when the
+    loaded library exports sla_dist_solver_create)."""
+    _fields_ = [("method", c_int), ("precond", c_int), ("rtol", c_double), ("atol", c_double),
+                ("maxiter", c_int64), ("restart", c_int64), ("damp", c_double),
+                ("initial_guess_nonzero", c_int)]
+
+
+# sla_dist_precond, with libsla's serial names as aliases of the block-Jacobi kinds
+DIST_PRECONDS = {"auto": 0, "none": 1, "jacobi": 2, "bjacobi-ic0": 3, "ic0": 3,
+                 "bjacobi-ilu0": 4, "ilu0": 4, "bjacobi-amg": 5, "amg": 5, "boomeramg": 6}
+
+# Parts of libsla_mpi that land later (bound when the library exports them; see has()).
+_OPTIONAL = {
+    "sla_dist_solver_options_init": (None, [P(DistSolverOptionsC)]),
+    "sla_dist_solver_create": (c_int, [P(DistMatrixC), P(DistSolverOptionsC), P(c_void_p)]),
+    "sla_dist_solver_solve": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
+                                      c_void_p]),
+    "sla_dist_solver_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
+                                          c_void_p, c_void_p, c_void_p]),
+    "sla_dist_solver_describe": (ctypes.c_char_p, [c_void_p]),
+    "sla_dist_solver_free": (None, [P(c_void_p)]),
+}
+
 _PROTOTYPES = {
     "sla_dist_agree": (c_int, [MPI_Comm, ctypes.c_char_p, c_int]),
     "sla_dist_layout_create": (c_int, [MPI_Comm, c_int64, c_int64, P(c_void_p)]),
@@ -159,6 +183,11 @@ class _MpiLib:
                 fn = getattr(cdll, name)
                 fn.restype, fn.argtypes = restype, argtypes
                 setattr(self, name, fn)
+            for name, (restype, argtypes) in _OPTIONAL.items():
+                fn = getattr(cdll, name, None)
+                if fn is not None:
+                    fn.restype, fn.argtypes = restype, argtypes
+                    setattr(self, name, fn)
             self.cdll, self.path = cdll, target
             return self
         raise ImportError("torch_sla.distributed: cannot find libsla_mpi (build with "
@@ -167,14 +196,15 @@ class _MpiLib:
 
     def __getattr__(self, name):
         # called for attributes not set yet: the prototypes, before the first load
-        if name.startswith("sla_") and self.__dict__.get("cdll") is None:
+        if name.startswith("sla_") and self.__dict__.get("cdll") is None and \
+                (name in _PROTOTYPES or name in _OPTIONAL):
             self.load()
             return getattr(self, name)
         raise AttributeError(name)
 
     def has(self, name):
         self.load()
-        return hasattr(self.cdll, name)
+        return name in self.__dict__
 
 
 mlib = _MpiLib()

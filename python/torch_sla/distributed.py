@@ -50,7 +50,35 @@ def _defer(kind, ptr):
         _PENDING.append((kind, ptr))
 
 
+_PENDING_SOLVERS = {}     # communicator key -> {creation number: pointer}
+
+
+def _defer_solver(key, seq, ptr):
+    if not _FINALIZED[0]:
+        _PENDING_SOLVERS.setdefault(key, {})[seq] = ptr
+
+
+def free_solvers(comm):
+    """Frees the collected distributed solvers of comm that every rank has collected, in
+    creation order (one allgather of their numbers). Collective; run by every D.solve."""
+    import ctypes
+    from ._dist_functions import _comm_key
+    mine = _PENDING_SOLVERS.get(_comm_key(comm), {})
+    common = set(mine)
+    for ids in comm.allgather(sorted(mine)):
+        common &= set(ids)
+    for seq in sorted(common):
+        box = ctypes.c_void_p(mine.pop(seq))
+        mlib.sla_dist_solver_free(ctypes.byref(box))
+
+
 def _free_all():
+    import ctypes
+    for key in sorted(_PENDING_SOLVERS):
+        for seq in sorted(_PENDING_SOLVERS[key]):
+            box = ctypes.c_void_p(_PENDING_SOLVERS[key][seq])
+            mlib.sla_dist_solver_free(ctypes.byref(box))
+    _PENDING_SOLVERS.clear()
     import ctypes
     while _PENDING:
         kind, ptr = _PENDING.pop(0)
@@ -62,7 +90,8 @@ def _free_all():
 
 
 def free_pending():
-    """Frees the distributed patterns and layouts of collected DSparseTensors. Collective:
+    """Frees the distributed patterns, layouts and solvers of collected DSparseTensors (and
+    of solves whose graphs are gone). Collective:
     call it on every rank at the same point of the program (it runs the garbage collector
     first so that every rank frees the same objects)."""
     gc.collect()
@@ -80,6 +109,7 @@ def _at_exit():
     finally:
         _FINALIZED[0] = True
         _PENDING.clear()
+        _PENDING_SOLVERS.clear()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -785,19 +815,82 @@ class DSparseTensor:
 
     # --- solves (integration point) -----------------------------------------------------------
     def solve(self, b_local, method="auto", preconditioner="auto", rtol=1e-10, atol=0.0,
-              maxiter=None, return_info=False, **kwargs):
-        """x_local with D x = b (b_local: this rank's owned rows). Not available yet: it
-        needs libsla_mpi's distributed solver objects (sla_dist_solver_* in
-        include/sla/mpi.h: distributed CG/GMRES/... and their solve VJP), which are not in
-        this build. torch_sla does not carry a second, Python copy of the Krylov methods.
+              maxiter=None, return_info=False, restart=None, strict=False, **kwargs):
+        """x_local with D x = b: b_local [m_local], [m_local, k] or [*batch, m_local(, k)],
+        this rank's owned rows. Collective; differentiable in the values and b (backward: one
+        transposed distributed solve on the same solver object, then ∂a = −λ[r] x[c]).
 
-        INTEGRATION POINT: when mlib.has("sla_dist_solver_create"), bind the solver in
-        _mpi_capi.py and add a DistSolve Function in _dist_functions.py whose forward calls
-        sla_dist_solver_solve(op = N) and whose backward calls the adjoint solve (op = T) on
-        the same solver object, dvalues = −λ[r] x[c] by the distributed pattern outer product
-        (as _solve_functions.py does serially)."""
-        raise NotImplementedError(_missing("DSparseTensor.solve",
-                                           "distributed solver objects (sla_dist_solver_*)"))
+        Runs libsla_mpi's distributed Krylov solvers (sla_dist_solver_*: CG, BiCGStab, GMRES,
+        MINRES, LSQR on the distributed operator; preconditioners "auto", "none", "jacobi",
+        "ic0"/"bjacobi-ic0", "ilu0"/"bjacobi-ilu0", "amg"/"bjacobi-amg", "boomeramg"). Stopping
+        rule ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) in global norms. Non-convergence warns
+        (ConvergenceWarning; strict=True raises). return_info=True returns (x, SolveInfo).
+
+        Builds without the distributed solvers raise NotImplementedError naming the missing
+        piece (torch_sla carries no second, Python copy of the Krylov methods)."""
+        if not mlib.has("sla_dist_solver_create"):
+            raise NotImplementedError(_missing("DSparseTensor.solve",
+                                               "distributed solver objects (sla_dist_solver_*)"))
+        import ctypes
+        from ._capi import METHODS
+        from ._functions import SolveConfig
+        from ._mpi_capi import DIST_PRECONDS, DistSolverOptionsC
+        what = "DSparseTensor.solve"
+        if kwargs:
+            unknown = ", ".join(sorted(kwargs))
+        m, _ = self.local_shape
+        B = self._values.shape[0]
+        nb = len(self._batch_shape)
+
+        def check_local():
+            if kwargs:
+                raise TypeError(f"unexpected keyword arguments: {unknown}")
+            if method not in METHODS:
+                raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+            if preconditioner not in DIST_PRECONDS:
+                raise ValueError(f"preconditioner must be one of {tuple(DIST_PRECONDS)}, got "
+                                 f"{preconditioner!r}")
+            b = b_local
+            if not isinstance(b, torch.Tensor) or b.dtype != self.dtype:
+                raise TypeError(f"b_local must be a {self.dtype} torch.Tensor")
+            if b.dim() == 1 and b.shape[0] == m:
+                return b[:, None], "vec"
+            if b.dim() == 2 and b.shape[0] == m:
+                return b, "mat"
+            if nb and tuple(b.shape[:nb]) == self._batch_shape and b.dim() in (nb + 1, nb + 2) \
+                    and b.shape[nb] == m:
+                return b.reshape(B, m, -1), ("batched" if b.dim() == nb + 2 else "batched_vec")
+            raise ValueError(f"b_local has shape {tuple(b.shape)}; this rank owns {m} rows, so "
+                             f"it must be [{m}], [{m}, k] or [*batch, {m}(, k)]")
+
+        (bb, kind), need = _run_agreed(self.comm, what, check_local,
+                                       flags=(self._values.requires_grad, _requires_grad(b_local)))
+        free_solvers(self.comm)          # those of earlier solves whose graphs are gone
+        opts = DistSolverOptionsC()
+        mlib.sla_dist_solver_options_init(ctypes.byref(opts))
+        opts.method = METHODS.index(method)
+        opts.precond = DIST_PRECONDS[preconditioner]
+        opts.rtol, opts.atol = float(rtol), float(atol)
+        if maxiter is not None:
+            opts.maxiter = int(maxiter)
+        if restart is not None:
+            opts.restart = int(restart)
+        if need[1] and not bb.requires_grad:
+            bb = bb.detach().requires_grad_()
+        vals = self._values
+        if need[0] and not vals.requires_grad:
+            vals = vals.detach().requires_grad_()
+        config = SolveConfig(strict=strict, want_info=return_info, what=what)
+        x = DF.DistSolve.apply(vals, bb, self._pattern, self._op, opts, tuple(need), config)
+        if kind == "vec":
+            x = x[0, :, 0] if not nb else x[..., 0]
+        elif kind == "mat":
+            x = x[0] if not nb else x
+        elif kind == "batched_vec":
+            x = x[..., 0]
+        if nb:
+            x = x.reshape(self._batch_shape + tuple(x.shape[1:]))
+        return (x, config.info) if return_info else x
 
     def eigsh(self, k=6, which="LM", M=None, **kwargs):
         """Not available yet: needs a distributed eigensolver in libsla_mpi (the eigensolvers

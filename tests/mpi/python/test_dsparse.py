@@ -10,6 +10,7 @@ from torch.autograd import Function
 import torch_sla
 from torch_sla import SparseTensor
 from torch_sla import _dist_functions as DF
+from torch_sla._mpi_capi import mlib
 from torch_sla.distributed import (DSparseTensor, DSparseTensorList, partition_coordinates,
                                    partition_graph_metis, partition_simple)
 
@@ -283,15 +284,67 @@ def test_bad_input_on_one_rank_raises_everywhere(comm):
                                         comm=comm)
 
 
-def test_solve_eigsh_logdet_name_the_missing_piece(comm):
+HAVE_DIST_SOLVER = mlib.has("sla_dist_solver_create")
+
+
+@pytest.mark.skipif(HAVE_DIST_SOLVER, reason="this libsla_mpi has the distributed solvers")
+def test_solve_names_the_missing_piece(comm):
     _, D, _ = distribute(comm, "contiguous")
     b = torch.ones(D.local_shape[0], dtype=torch.float64)
     with pytest.raises(NotImplementedError, match="sla_dist_solver"):
         D.solve(b)
+
+
+def test_eigsh_logdet_name_the_missing_piece(comm):
+    _, D, _ = distribute(comm, "contiguous")
     with pytest.raises(NotImplementedError, match="eigensolver"):
         D.eigsh(2)
     with pytest.raises(NotImplementedError, match="determinant"):
         D.logdet()
+
+
+@pytest.mark.skipif(not HAVE_DIST_SOLVER, reason="libsla_mpi without sla_dist_solver_create")
+@pytest.mark.parametrize("method,symmetric", [("cg", True), ("gmres", False),
+                                              ("bicgstab", False), ("auto", True)])
+def test_solve_and_gradients_equal_serial(comm, method, symmetric):
+    A, D0, _ = distribute(comm, "metis", n=6, seed=23, symmetric=symmetric)
+    v = D0.values.detach().clone().requires_grad_()
+    D = D0.with_values(v)
+    S, (a, b) = serial_from_slots(comm, D)
+    N = D.shape[0]
+    bg, wg = rand((N, 2), 24), rand((N, 2), 25)
+    bl = D.scatter(bg).clone().requires_grad_()
+    x, info = D.solve(bl, method=method, rtol=1e-13, return_info=True)
+    (D.scatter(wg) * x).sum().backward()
+    bs = bg.clone().requires_grad_()
+    xs = S.solve(bs, method="lu")
+    (wg * xs).sum().backward()
+    scale = float(xs.abs().max())
+    agree_all(comm, info.converged, f"{method}: {info}")
+    agree_all(comm, max_err(D.gather(x), xs) <= 1e-10 * scale, f"{method}: x")
+    agree_all(comm, max_err(D.gather(bl.grad), bs.grad) <= 1e-10 * float(bs.grad.abs().max()),
+              f"{method}: db")
+    agree_all(comm, max_err(v.grad, S.values.grad[a:b]) <=
+              1e-10 * float(S.values.grad.abs().max()), f"{method}: dvalues")
+
+
+@pytest.mark.skipif(not HAVE_DIST_SOLVER, reason="libsla_mpi without sla_dist_solver_create")
+def test_solve_gradcheck_and_transpose(comm):
+    _size[0] = comm.Get_size()
+    _, D0, _ = distribute(comm, "metis", n=3, seed=26)
+    S, (a, b) = serial_from_slots(comm, D0)
+    layout = D0._pattern.rows_ptr
+    vg = S.values.detach().clone().requires_grad_()
+    bg = rand((D0.shape[0], 2), 27).requires_grad_()
+    for T in (False, True):
+        def f(vg, bg):
+            D = D0.with_values(_Replicated.apply(vg, layout)[a:b])
+            D = D.T if T else D
+            return D.gather(D.solve(D.scatter(_Replicated.apply(bg, layout)), method="gmres",
+                                    rtol=1e-14))
+        ok = torch.autograd.gradcheck(f, (vg, bg), eps=1e-6, atol=1e-7, rtol=1e-5,
+                                      raise_exception=False)
+        agree_all(comm, ok, f"gradcheck of solve (transpose={T}) failed")
 
 
 def test_partition_functions(comm):
