@@ -703,30 +703,43 @@ class DSparseTensor:
 
     # --- vectors ------------------------------------------------------------------------------
     def scatter(self, b_global, root=None):
-        """This rank's owned entries of a global vector [M] / [M, k] / [*batch, M(, k)] of
-        D @ x's range... by default of x (the columns): for a square matrix distributed alike
-        both are the same. root=None: b_global is on every rank (local indexing, no
-        communication, differentiable); root=r: only rank r's is read (sla_dist_vec_scatter;
-        collective, not differentiable)."""
-        idx = self.owned_cols
+        """This rank's owned entries (``owned_cols``: the distribution of x in D @ x) of a
+        global vector b_global [N], [N, k] or [B, N, k]; for a square matrix distributed alike
+        (every constructor's default) rows and columns are distributed the same, so this also
+        distributes right-hand sides. root=None: b_global is on every rank (local indexing, no
+        communication, differentiable); root=r: only rank r's [N] or [N, k] is read
+        (sla_dist_vec_scatter; collective, not differentiable)."""
+        return self._scatter(b_global, root, self.owned_cols, rows=False)
+
+    def scatter_rows(self, b_global, root=None):
+        """As scatter, for a vector of D @ x's range (``owned_rows``; [M], [M, k], [B, M, k])."""
+        return self._scatter(b_global, root, self.owned_rows, rows=True)
+
+    def _scatter(self, b_global, root, idx, rows):
         if root is None:
             if not isinstance(b_global, torch.Tensor):
                 raise TypeError(f"b_global must be a torch.Tensor, got "
                                 f"{type(b_global).__name__}")
             return b_global[idx] if b_global.dim() <= 2 else b_global[..., idx, :]
         comm, rank = self.comm, self.comm.Get_rank()
+        use_rows = rows == (self._op == SLA_OP_N)
+        N = self._pattern.M if use_rows else self._pattern.N
 
         def meta():
+            if not 0 <= root < comm.Get_size():
+                raise ValueError(f"root {root} is not a rank of the {comm.Get_size()}")
             if rank != root:
                 return None
-            if not isinstance(b_global, torch.Tensor) or b_global.dim() not in (1, 2):
-                raise ValueError("b_global must be a [N] or [N, k] tensor on root")
+            if not isinstance(b_global, torch.Tensor) or b_global.dim() not in (1, 2) or \
+                    b_global.shape[0] != N:
+                raise ValueError(f"b_global must be a [{N}] or [{N}, k] tensor on root, got "
+                                 f"{tuple(getattr(b_global, 'shape', ()))}")
             return tuple(b_global.shape)
 
         m, _ = _run_agreed(comm, "DSparseTensor.scatter", meta)
         shp = comm.bcast(m, root=root)
         k = shp[1] if len(shp) == 2 else 1
-        layout = self._pattern.cols_ptr if self._op == SLA_OP_N else self._pattern.rows_ptr
+        layout = self._pattern.rows_ptr if use_rows else self._pattern.cols_ptr
         glob = None
         if rank == root:
             glob = b_global.detach().to(self.dtype).reshape(1, shp[0], k)
@@ -895,14 +908,16 @@ class DSparseTensor:
     def eigsh(self, k=6, which="LM", M=None, **kwargs):
         """Not available yet: needs a distributed eigensolver in libsla_mpi (the eigensolvers
         of src/eig run on an operator table; a distributed operator is the missing piece).
-        INTEGRATION POINT as for solve()."""
+        INTEGRATION POINT: bind it in _mpi_capi._OPTIONAL and call it here when
+        mlib.has() says so, with its VJP in a Function of _dist_functions.py, as solve()
+        does with sla_dist_solver_*."""
         raise NotImplementedError(_missing("DSparseTensor.eigsh",
                                            "a distributed eigensolver (sla_dist_eigsh)"))
 
     def logdet(self):
         """Not available yet: needs a distributed direct factorization (e.g. MUMPS through
-        libsla_mpi) or distributed stochastic Lanczos quadrature. INTEGRATION POINT as for
-        solve()."""
+        libsla_mpi) or distributed stochastic Lanczos quadrature. INTEGRATION POINT: as for
+        eigsh()."""
         raise NotImplementedError(_missing("DSparseTensor.logdet",
                                            "a distributed determinant (sla_dist_logdet)"))
 

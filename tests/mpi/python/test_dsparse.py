@@ -430,3 +430,32 @@ def test_list_matmul_logdet_and_balance(comm):
     agree_all(comm, max(loads) - min(loads) <= biggest + len(items), f"loads {loads}")
     with pytest.raises(ValueError, match="aligned"):
         L @ (xs + xs[:1])
+
+
+def test_rectangular_and_with_coo_values(comm):
+    """A 30 × 17 matrix from each rank's entries; D @ x, Dᵀ @ y and new COO values each step
+    (with_coo_values) against serial, gradients to each rank's COO values."""
+    g = torch.Generator().manual_seed(28)
+    M, N = 30, 17
+    dense = torch.randn(M, N, generator=g, dtype=torch.float64) * \
+        (torch.rand(M, N, generator=g) < 0.3)
+    row, col = dense.nonzero(as_tuple=True)
+    val = dense[row, col]
+    p, r = comm.Get_size(), comm.Get_rank()
+    mine = torch.arange(row.numel()) % p == (r + 1) % p     # mostly rows owned elsewhere
+    D = DSparseTensor.from_sparse_local(val[mine], row[mine], col[mine], (M, N), comm=comm)
+    agree_all(comm, D.shape == (M, N) and D.T.shape == (N, M) and D.partition_info.info is None)
+    v2 = (2 * val[mine] + 1).requires_grad_()
+    D2 = D.with_coo_values(v2)
+    S = SparseTensor((2 * val + 1).requires_grad_(), row, col, (M, N))
+    xg, yg = rand((N,), 29), rand((M,), 30)
+    y = D2 @ D2.scatter(xg)
+    agree_all(comm, max_err(D2.gather(y), S.detach() @ xg) <= 1e-12)
+    z = D2.T @ D2.scatter_rows(yg)
+    agree_all(comm, max_err(D2.T.gather(z), S.detach().T() @ yg) <= 1e-12)
+    ((D2.scatter_rows(yg) * y).sum() + z.sum()).backward()
+    ((yg * (S @ xg)).sum() + (S.T() @ yg).sum()).backward()
+    agree_all(comm, max_err(v2.grad, S.values.grad[mine]) <= 1e-10)
+    # root scatter with a wrong size on root: an error on every rank
+    with pytest.raises(ValueError, match="rank 0"):
+        D2.scatter(torch.zeros(N + 1, dtype=torch.float64), root=0)
