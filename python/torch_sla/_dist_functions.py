@@ -343,5 +343,6 @@ class DistSolve(Function):
         return _only(dv, ctx, 0), _only(db, ctx, 1), None, None, None, None, None
 
 
-__all__ = ["DistSolve", "DistSolverObject", "DistGather", "DistScatterValues", "DistSpMV", "AllGatherRows", "AllGatherSlots",
-           "allsum", "vec_scatter_root", "vec_gather_root", "dist_view", "SLA_OP_N", "SLA_OP_T"]
+__all__ = ["DistSolve", "DistSolverObject", "DistGather", "DistScatterValues", "DistSpMV",
+           "AllGatherRows", "AllGatherSlots", "allsum", "vec_scatter_root", "vec_gather_root",
+           "dist_view", "SLA_OP_N", "SLA_OP_T"]

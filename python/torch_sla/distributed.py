@@ -391,8 +391,7 @@ class DSparseTensor:
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def partition(cls, A, comm=None, partition_method="metis", coords=None, root=0,
-                  verbose=False):
+    def partition(cls, A, comm=None, partition_method="metis", coords=None, root=0):
         """Distributes a global SparseTensor A [M, N] (or [*batch, M, N]) held on rank `root`
         (other ranks may pass A too, or None: only root's is read) over `comm` (mpi4py,
         default MPI.COMM_WORLD). Collective.
@@ -408,6 +407,8 @@ class DSparseTensor:
         what = "DSparseTensor.partition"
 
         def meta():
+            if not isinstance(root, int) or not 0 <= root < comm.Get_size():
+                raise ValueError(f"root {root!r} is not a rank of the {comm.Get_size()}")
             if rank != root:
                 return None
             if not isinstance(A, SparseTensor):
@@ -454,11 +455,7 @@ class DSparseTensor:
             L, info = _partition_layout(P, code, cl, dim)
             P = _Pattern.from_coo(L, L, row, col)
         values = DF.DistGather.apply(coo, P)
-        D = cls(P, values, partition=Partition(P, rank, info), batch_shape=batch_shape)
-        if verbose and rank == root and info is not None:
-            print(f"DSparseTensor.partition: {comm.Get_size()} ranks, {partition_method}, "
-                  f"edge cut {info['edge_cut']}, nnz imbalance {info['nnz_imbalance']:.3f}")
-        return D
+        return cls(P, values, partition=Partition(P, rank, info), batch_shape=batch_shape)
 
     @classmethod
     def from_sparse_local(cls, values, row, col, shape, comm=None, owned_rows=None,
