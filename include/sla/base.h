@@ -72,6 +72,12 @@ SLA_API size_t sla_dtype_size(sla_dtype dtype);
 /** Name of the dtype ("float64", "float32"); "invalid" otherwise. */
 SLA_API const char *sla_dtype_name(sla_dtype dtype);
 
+/** Releases a buffer that libsla allocated and handed to the caller (the values of
+ *  sla_gallery_grid(), sla_gallery_graph_laplacian(), sla_dist_pattern_scatter(), ...). NULL is a
+ *  no-op. Use it rather than free() from another runtime (ctypes, a sanitizer-preloaded process):
+ *  it frees with the allocator libsla allocated with. */
+SLA_API void sla_free(void *p);
+
 /** Version string of the library, e.g. "0.1.0". */
 SLA_API const char *sla_version(void);
 

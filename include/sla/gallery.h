@@ -24,7 +24,7 @@ extern "C" {
  *  @param[in]  dims            [ndim] sizes ≥ 1 (n must fit int32 columns: n ≤ INT32_MAX).
  *  @param[in]  lower, upper    [ndim] couplings.
  *  @param[out] pattern         new pattern (input order = CSR order); sla_pattern_free().
- *  @param[out] values          new malloc'ed [nnz] float64 values in CSR order; free().
+ *  @param[out] values          new [nnz] float64 values in CSR order; sla_free().
  *  @return SLA_OK; SLA_EINVAL naming the bad argument (ndim, a size, n too large, NULL);
  *          SLA_ENOMEM. Not collective. */
 SLA_API sla_status sla_gallery_grid(int ndim, const int64_t *dims, double diag,

@@ -77,7 +77,7 @@ SLA_API void sla_coo_free(sla_coo **coo);
  *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32 (duplicates are summed in double, then
  *                       rounded; a value beyond the float range becomes ±inf).
  *  @param[out] pattern  new pattern (its input order is the expanded file order);
- *  @param[out] values   new malloc'ed [nnz] values of dtype in CSR order (duplicates summed);
+ *  @param[out] values   new [nnz] values of dtype in CSR order (duplicates summed; sla_free());
  *  @param[out] field, symmetry  what the header said (may be NULL).
  *  @return as sla_mm_read(), and SLA_EDTYPE for a complex file (complex dtype not yet supported). */
 SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pattern **pattern,
@@ -125,7 +125,7 @@ SLA_API sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t n
 
 /** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
  *  real, integer or pattern COO matrix (duplicates summed).
- *  @param[out] values  new malloc'ed [nnz] array; the caller frees it.
+ *  @param[out] values  new [nnz] array; the caller frees it with sla_free().
  *  @return SLA_OK; SLA_EDTYPE for complex values or a bad dtype; SLA_EINVAL; SLA_ENOMEM. */
 SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,
                                      void **values);

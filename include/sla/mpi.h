@@ -189,7 +189,7 @@ SLA_API sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows,
  *  sla_dist_values_gather() with A's values on root and nothing elsewhere rebuilds the local
  *  values, and sla_dist_values_scatter() returns gradients in A's CSR order on root).
  *  @param[out] P       new pattern.
- *  @param[out] values  new malloc'ed [batch][nnz_local] local values of A's dtype (free()),
+ *  @param[out] values  new [batch][nnz_local] local values of A's dtype (sla_free()),
  *                      dtype and batch are broadcast from root into *dtype_out, *batch_out
  *                      (either may be NULL).
  *  @return as sla_dist_pattern_from_coo(), and SLA_ESHAPE if A's shape differs from the

@@ -38,7 +38,7 @@ from .errors import (BreakdownError, ConvergenceError, ConvergenceWarning,
                      SlaError, SlaIOError, SlaRuntimeError, SlaValueError, SolveInfo,
                      UnsupportedError)
 from .io import load_metadata, load_mtx, load_mtx_info, load_sparse, save_mtx, save_sparse
-from .nonlinear import NonlinearInfo, jacobian_sparsity, nonlinear_solve
+from .nonlinear import NonlinearInfo, adjoint_solve, jacobian_sparsity, nonlinear_solve
 from .sparse_tensor import SparseTensor
 from .sparse_tensor_list import SparseTensorList
 
@@ -86,5 +86,5 @@ __all__ = [
     "SlaValueError", "SlaRuntimeError", "SingularMatrixError", "NotPositiveDefiniteError",
     "BreakdownError", "UnsupportedError", "ParseError", "SlaIOError", "clear_pattern_cache",
     "clear_solver_cache", "set_solver_cache_size", "solver_cache_info", "library_path",
-    "nonlinear_solve", "NonlinearInfo", "jacobian_sparsity",
+    "nonlinear_solve", "adjoint_solve", "NonlinearInfo", "jacobian_sparsity",
 ]

@@ -122,6 +122,7 @@ _PROTOTYPES = {
     "sla_last_error": (c_char_p, []),
     "sla_clear_error": (None, []),
     "sla_version": (c_char_p, []),
+    "sla_free": (None, [c_void_p]),
     # pattern.h
     "sla_pattern_from_coo": (c_int, [c_int64, c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),
     "sla_pattern_from_csr": (c_int, [c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),

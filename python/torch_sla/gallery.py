@@ -10,7 +10,7 @@ from ._pattern import Pattern
 
 
 def _tensor(pattern_ptr, values_ptr):
-    """A float64 SparseTensor owning a new C pattern and a copy of malloc'ed CSR values."""
+    """A float64 SparseTensor owning a new C pattern and a copy of libsla-allocated CSR values."""
     from .sparse_tensor import SparseTensor
     p = Pattern(pattern_ptr)
     n = p.nnz
@@ -19,7 +19,7 @@ def _tensor(pattern_ptr, values_ptr):
                                 dtype=torch.float64).clone() if n else \
             torch.empty(0, dtype=torch.float64)
     finally:
-        lib.libc.free(ctypes.c_void_p(values_ptr))
+        lib.sla_free(values_ptr)     # libsla's allocator (ASan's when preloaded)
     return SparseTensor(vals, p.csr_rows(), p.csr_cols(), (p.nrows, p.ncols), _pattern=p)
 
 

@@ -496,3 +496,7 @@ def _sparse_tensor_nonlinear_solve(A, residual_fn, u0, *params, jac_fn=None, jac
     jac = (lambda u, *p: jf(u, A, *p)) if jf is not None else None
     return nonlinear_solve(lambda u, *p: residual_fn(u, A, *p), u0, *params, jacobian_fn=jac,
                            _pattern_key=residual_fn, **kwargs)
+
+
+# torch-sla's alias (its __init__ exports both names for the one function)
+adjoint_solve = nonlinear_solve

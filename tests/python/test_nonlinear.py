@@ -88,6 +88,19 @@ def test_bratu1d_closed_form():
     assert info.history[-1] == info.residual and info.history[0] == info.initial_residual
 
 
+def test_adjoint_solve_is_torch_slas_alias():
+    """torch-sla exports adjoint_solve as another name of nonlinear_solve: same u, same gradient."""
+    import torch_sla
+    assert torch_sla.adjoint_solve is torch_sla.nonlinear_solve
+    n = 49
+    lam = torch.tensor(1.0, dtype=D, requires_grad=True)
+    u = torch_sla.adjoint_solve(bratu1d, torch.zeros(n, dtype=D), lam, rtol=1e-12)
+    x = torch.arange(1, n + 1, dtype=D) / (n + 1)
+    assert (u - bratu1d_exact(1.0, x)).abs().max() < 1e-4
+    (g,) = torch.autograd.grad(u.sum(), lam)
+    assert torch.isfinite(g) and g > 0                 # u grows with λ on the lower branch
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_bratu2d_against_scipy(method):
     from scipy.optimize import root
