@@ -20,8 +20,12 @@ usual way a model's gradients are synchronised) before the same Adam step on eve
 Run:  mpirun -np 4 /usr/bin/python3 examples/inverse_coefficient_mpi.py [--size 512]
       [--steps 200] [--lr 0.05] [--partition metis|contiguous|ptscotch|coordinates]
       [--sync mpi|gloo] [--check-serial]
---check-serial repeats the optimisation serially (SparseTensor @ u) on rank 0 and prints the
-difference of the κ errors (the distributed SpMV differs from the serial one by rounding).
+--check-serial repeats the optimisation serially (SparseTensor @ u) on rank 0 and checks the
+first gradient (equal to 1e-10 relative) and the difference of the final κ errors (at most
+--serial-tol, 1e-8). The distributed SpMV and gradient sum differ from the serial ones by
+rounding only (measured: 1e-13 relative in the first gradient), but Adam's per-parameter
+normalisation amplifies such differences along the run: at 24 × 24 and 30 steps the κ errors
+agree to 1e-16, at 512 × 512 and 50 steps (lr 0.05) to 2e-6 (2 ranks) and 1e-5 (4 ranks).
 """
 import argparse
 import math
@@ -104,6 +108,8 @@ def main(argv=None):
                     choices=("metis", "contiguous", "coordinates"))
     ap.add_argument("--sync", default="mpi", choices=("mpi", "gloo"))
     ap.add_argument("--check-serial", action="store_true")
+    ap.add_argument("--serial-tol", type=float, default=1e-8,
+                    help="--check-serial: largest |κ error distributed − serial| (1e-8)")
     ap.add_argument("--print-every", type=int, default=50)
     args = ap.parse_args(argv)
     if args.size < 4 or args.steps < 1:
@@ -169,6 +175,11 @@ def main(argv=None):
               f"{n} unknowns, nnz(A) = {row.numel()}, partition {args.partition} (edge cut "
               f"{info.edge_cut}, nnz imbalance {info.nnz_imbalance:.3f}), sync {args.sync}, "
               f"Adam lr {args.lr}, {args.steps} steps", flush=True)
+    if args.check_serial:                  # the first gradient, distributed (every rank)
+        theta0 = torch.full((size * size,), math.log(math.e - 1.0), dtype=torch.float64,
+                            requires_grad=True)
+        misfit(torch.nn.functional.softplus(theta0)).backward()
+        g_dist = sync(theta0.grad)
     comm.Barrier()
     kappa, times = optimise(misfit, size, args.steps, args.lr, args.reg, sync, rank, report)
     err = k_error(kappa)
@@ -188,15 +199,20 @@ def main(argv=None):
             A = SparseTensor(A_map @ kappa, row, col, (n, n))
             return (A @ u_obs - f).pow(2).sum()
 
+        theta0 = torch.full((size * size,), math.log(math.e - 1.0), dtype=torch.float64,
+                            requires_grad=True)
+        misfit_serial(torch.nn.functional.softplus(theta0)).backward()
+        g_err = float((g_dist - theta0.grad).abs().max() / theta0.grad.abs().max())
+        print(f"first gradient: max |g_dist − g_serial| / max |g_serial| = {g_err:.2e}")
         ks, ts = optimise(misfit_serial, size, args.steps, args.lr, args.reg, lambda g: g, 0,
                           lambda *a: None)
         es = k_error(ks)
         print(f"serial: kappa error {es:.10e}, |distributed − serial| = {abs(es - err):.2e}, "
               f"max |κ_dist − κ_serial| = {float((ks - kappa).abs().max()):.2e}, "
               f"{1e3 * sum(ts[1:]) / max(1, len(ts) - 1):.2f} ms/step")
-        if abs(es - err) > 1e-8:
-            print("FAILED: the distributed κ error differs from the serial one by more than "
-                  "1e-8")
+        if g_err > 1e-10 or abs(es - err) > args.serial_tol:
+            print(f"FAILED: the first gradient differs by more than 1e-10 or the κ errors by "
+                  f"more than {args.serial_tol:g}")
             comm.Abort(1)
     if args.sync == "gloo":
         import torch.distributed as dist
