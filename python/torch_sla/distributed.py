@@ -803,6 +803,66 @@ class DSparseTensor:
         """The global dense matrix on every rank (small matrices, tests). Collective."""
         return self.full_tensor().to_dense()
 
+    # --- save / load --------------------------------------------------------------------------
+    def save(self, path):
+        """Writes the partitioned matrix: one file per rank, ``{path}.rank{r}.pt`` (its owned
+        rows, the global (row, col) of its local slots and their values, torch.save), and
+        ``{path}.meta.json`` from rank 0 (shape, dtype, rank count, transposed). Collective
+        (the ranks agree that every file was written)."""
+        import json
+        P, rank = self._pattern, self.comm.Get_rank()
+        row, col = P.slot_coo()
+
+        def write():
+            torch.save({"owned_rows": P.row_owned, "owned_cols": P.col_owned,
+                        "same_layouts": P.same_layouts, "row": row, "col": col,
+                        "values": self._values.detach()}, f"{path}.rank{rank}.pt")
+            if rank == 0:
+                with open(f"{path}.meta.json", "w") as f:
+                    json.dump({"format": "torch_sla.DSparseTensor", "version": 1,
+                               "shape": [P.M, P.N], "batch_shape": list(self._batch_shape),
+                               "dtype": str(self.dtype).replace("torch.", ""),
+                               "nranks": self.comm.Get_size(),
+                               "transposed": self._op == SLA_OP_T}, f)
+
+        _run_agreed(self.comm, "DSparseTensor.save", write)
+
+    @classmethod
+    def load(cls, path, comm=None):
+        """Reads what save() wrote. Collective. On as many ranks as it was saved from, each
+        rank reads its own file and keeps its rows; on another rank count, rank r reads the
+        files r, r + p, ... and the rows are redistributed over the balanced contiguous
+        layout (the entries travel to their owners as in from_sparse_local)."""
+        import json
+        comm = _default_comm(comm)
+        rank, p = comm.Get_rank(), comm.Get_size()
+
+        def read():
+            with open(f"{path}.meta.json") as f:
+                meta = json.load(f)
+            if meta.get("format") != "torch_sla.DSparseTensor":
+                raise ValueError(f"{path}.meta.json is not a saved DSparseTensor")
+            parts = [torch.load(f"{path}.rank{q}.pt") for q in range(rank, meta["nranks"], p)]
+            return meta, parts
+
+        (meta, parts), _ = _run_agreed(comm, "DSparseTensor.load", read)
+        M, N = meta["shape"]
+        batch = tuple(meta["batch_shape"])
+        dtype = getattr(torch, meta["dtype"])
+        B = math.prod(batch)
+        row = torch.cat([q["row"] for q in parts]) if parts else torch.empty(0, dtype=torch.int64)
+        col = torch.cat([q["col"] for q in parts]) if parts else torch.empty(0, dtype=torch.int64)
+        vals = (torch.cat([q["values"].reshape(B, -1) for q in parts], dim=1) if parts else
+                torch.zeros(B, 0, dtype=dtype))
+        same = meta["nranks"] == p
+        D = cls.from_sparse_local(vals.reshape(batch + (row.numel(),)), row, col,
+                                  batch + (M, N), comm=comm,
+                                  owned_rows=parts[0]["owned_rows"] if same else None,
+                                  owned_cols=(parts[0]["owned_cols"]
+                                              if same and not parts[0]["same_layouts"] else
+                                              None))
+        return D.T if meta["transposed"] else D
+
     # --- structure ----------------------------------------------------------------------------
     def is_symmetric(self, atol=1e-8, rtol=1e-5):
         """True when |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) for every entry of every

@@ -459,3 +459,26 @@ def test_rectangular_and_with_coo_values(comm):
     # root scatter with a wrong size on root: an error on every rank
     with pytest.raises(ValueError, match="rank 0"):
         D2.scatter(torch.zeros(N + 1, dtype=torch.float64), root=0)
+
+
+def test_save_load(comm, tmp_path_factory):
+    _, D, S = distribute(comm, "metis", seed=31)
+    base = comm.bcast(str(tmp_path_factory.mktemp("dsparse")) if comm.Get_rank() == 0 else None)
+    path = base + "/A"
+    D.save(path)
+    E = DSparseTensor.load(path, comm=comm)
+    agree_all(comm, torch.equal(E.partition_info.owned_nodes, D.partition_info.owned_nodes))
+    agree_all(comm, torch.equal(E.full_tensor().to_dense(), S.detach().to_dense()))
+    xg = rand((D.shape[0],), 32)
+    agree_all(comm, torch.equal(E.gather(E @ E.scatter(xg)), D.gather(D @ D.scatter(xg))))
+    # saved from 1 rank, loaded on all: redistributed
+    if comm.Get_rank() == 0:
+        from mpi4py import MPI
+        one = DSparseTensor.partition(S.detach(), comm=MPI.COMM_SELF,
+                                      partition_method="contiguous")
+        one.save(base + "/B")
+    comm.Barrier()
+    F = DSparseTensor.load(base + "/B", comm=comm)
+    agree_all(comm, torch.equal(F.full_tensor().to_dense(), S.detach().to_dense()))
+    with pytest.raises(FileNotFoundError, match="rank 0"):
+        DSparseTensor.load(base + "/missing", comm=comm)
