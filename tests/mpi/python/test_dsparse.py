@@ -461,9 +461,21 @@ def test_rectangular_and_with_coo_values(comm):
         D2.scatter(torch.zeros(N + 1, dtype=torch.float64), root=0)
 
 
-def test_save_load(comm, tmp_path_factory):
+def test_save_load(comm):
+    import shutil
+    import tempfile
     _, D, S = distribute(comm, "metis", seed=31)
-    base = comm.bcast(str(tmp_path_factory.mktemp("dsparse")) if comm.Get_rank() == 0 else None)
+    # one folder for all ranks (rank 0's; pytest's tmp_path is per process)
+    base = comm.bcast(tempfile.mkdtemp(prefix="dsparse-") if comm.Get_rank() == 0 else None)
+    try:
+        _save_load(comm, D, S, base)
+    finally:
+        comm.Barrier()
+        if comm.Get_rank() == 0:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _save_load(comm, D, S, base):
     path = base + "/A"
     D.save(path)
     E = DSparseTensor.load(path, comm=comm)
