@@ -13,8 +13,8 @@ computed once, serially, on every rank (data generation).
 
 Data parallel in θ: θ (size² nodes) is replicated on every rank; each rank's loss is the
 misfit of its own rows (rank 0 adds the regulariser once), so the sum of the ranks' losses is
-the global loss, and the ranks' θ gradients are summed (--sync mpi: libsla_mpi's deterministic
-sum, the same bits on every rank; --sync gloo: torch.distributed all_reduce over gloo, the
+the global loss, and the ranks' θ gradients are summed (--sync mpi: MPI_Reduce to rank 0 and
+MPI_Bcast, the same bits on every rank; --sync gloo: torch.distributed all_reduce over gloo, the
 usual way a model's gradients are synchronised) before the same Adam step on every rank.
 
 Run:  mpirun -np 4 /usr/bin/python3 examples/inverse_coefficient_mpi.py [--size 512]
@@ -42,7 +42,6 @@ from mpi4py import MPI  # noqa: E402
 
 import torch_sla  # noqa: E402
 from torch_sla import SparseTensor  # noqa: E402
-from torch_sla import _dist_functions as DF  # noqa: E402
 from torch_sla.distributed import DSparseTensor, partition_coordinates, \
     partition_graph_metis  # noqa: E402
 from inverse_coefficient import assembly_map, kappa_true  # noqa: E402
@@ -135,7 +134,6 @@ def main(argv=None):
     D = DSparseTensor.from_sparse_local(W_loc @ k_true.reshape(-1), row[entries], col[entries],
                                         (n, n), comm=comm, owned_rows=mine)
     u_loc, f_loc = D.scatter(u_obs), D.scatter(f)
-    layout = D._pattern.rows_ptr
 
     if args.sync == "gloo":
         import torch.distributed as dist
@@ -154,7 +152,12 @@ def main(argv=None):
             return g
     else:
         def sync(g):
-            return DF.allsum(layout, g)
+            # the sum on rank 0, then broadcast: the same bits on every rank (an allreduce
+            # need not promise that), so that every rank takes the same Adam step
+            out = torch.empty_like(g)
+            comm.Reduce(g.numpy(), out.numpy(), op=MPI.SUM, root=0)
+            comm.Bcast(out.numpy(), root=0)
+            return out
 
     def misfit(kappa):
         Dk = D.with_coo_values(W_loc @ kappa)  # this rank's rows of A(κ)

@@ -153,7 +153,8 @@ def _vjp(pattern, values, x, g, op, want_x, want_v):
 # ------------------------------------------------------------------------------------------------
 def allsum(layout, t):
     """Σ over the ranks of t (same shape on every rank), the same bits on every rank
-    (sla_dist_allsum's fixed tree, in double: exact for float32 inputs' sums of one nonzero)."""
+    (sla_dist_allsum's fixed tree, in double). For a few values (flags, a norm):
+    sla_dist_allsum sends 32 values per round."""
     flat = t.detach().to(torch.float64).contiguous().reshape(-1)
     out = torch.empty_like(flat)
     n = flat.numel()
@@ -166,24 +167,55 @@ def allsum(layout, t):
     return out.reshape(t.shape).to(t.dtype)
 
 
+def _rows_first(t):
+    """[B, n, k] → a contiguous [n, B·k] (the rows to gather, each with its B·k values)."""
+    return t.permute(1, 0, 2).reshape(t.shape[1], t.shape[0] * t.shape[2]).contiguous()
+
+
+def allgatherv_rows(comm, t, counts):
+    """Every rank's rows of t ([n_r, w], w the same everywhere) concatenated in rank order on
+    every rank (MPI_Allgatherv: a copy, no arithmetic)."""
+    w = t.shape[1]
+    out = t.new_empty(sum(counts), w)
+    comm.Allgatherv(t.numpy(), [out.numpy(), [c * w for c in counts]])
+    return out
+
+
+def reduce_scatter_rows(comm, t, counts):
+    """The sum over the ranks of t ([Σ n_r, w], the same shape everywhere), each rank keeping
+    its own n_r rows (MPI_Reduce_scatter: each entry is summed once, on its owner, in the
+    order of Open MPI's algorithm for this size, fixed run to run)."""
+    from mpi4py import MPI
+    w = t.shape[1]
+    r = comm.Get_rank()
+    out = t.new_empty(counts[r], w)
+    comm.Reduce_scatter(t.contiguous().numpy(), out.numpy(), [c * w for c in counts],
+                        op=MPI.SUM)
+    return out
+
+
 class AllGatherRows(Function):
-    """x_local [n_local, k] (or [B, n_local, k]) → the global [N, k] on every rank: each rank
-    places its slice at its global indices, then one deterministic sum over the ranks (each
-    position has one contribution, so the sum is exact). Backward: the global cotangents of
-    all ranks summed, each rank keeping its owned rows (the adjoint of 'copy to everyone')."""
+    """x_local [B, n_local, k] → the global [B, N, k] on every rank (one MPI_Allgatherv of the
+    owned slices, placed at their global indices). Backward: the global cotangents of all
+    ranks summed, each rank keeping its owned rows (MPI_Reduce_scatter), the adjoint of
+    'copy to everyone'. `owners` = (every rank's owned global indices in rank order, counts)."""
 
     @staticmethod
-    def forward(ctx, x, layout, owned, N):
-        ctx.layout, ctx.owned = layout, owned
-        shape = list(x.shape)
-        shape[-2] = N
-        full = x.new_zeros(shape)
-        full[..., owned, :] = x
-        return allsum(layout, full)
+    def forward(ctx, x, comm, owners, N):
+        order, counts = owners
+        ctx.comm, ctx.owners = comm, owners
+        B, k = x.shape[0], x.shape[2]
+        got = allgatherv_rows(comm, _rows_first(x.detach()), counts)     # [N, B·k]
+        full = x.new_empty(N, B * k)
+        full[order] = got
+        return full.reshape(N, B, k).permute(1, 0, 2).contiguous()
 
     @staticmethod
     def backward(ctx, g):
-        return allsum(ctx.layout, g)[..., ctx.owned, :], None, None, None
+        order, counts = ctx.owners
+        B, k = g.shape[0], g.shape[2]
+        mine = reduce_scatter_rows(ctx.comm, _rows_first(g.detach())[order], counts)
+        return mine.reshape(mine.shape[0], B, k).permute(1, 0, 2).contiguous(), None, None, None
 
 
 def vec_scatter_root(layout, dtype, batch, k, root, glob, n_local):
@@ -210,20 +242,19 @@ def vec_gather_root(layout, x, N, root, rank):
 
 class AllGatherSlots(Function):
     """Local slot values [B, nnz_local] → every rank's, concatenated in rank order
-    [B, Σ nnz_local], on every rank (for full_tensor). Backward: cotangents summed over the
-    ranks, each keeping its own span."""
+    [B, Σ nnz_local], on every rank (MPI_Allgatherv; for full_tensor). Backward: cotangents
+    summed over the ranks, each keeping its own span (MPI_Reduce_scatter)."""
 
     @staticmethod
-    def forward(ctx, values, layout, offset, total):
-        ctx.layout, ctx.span = layout, (offset, offset + values.shape[-1])
-        full = values.new_zeros(values.shape[0], total)
-        full[:, offset:offset + values.shape[-1]] = values
-        return allsum(layout, full)
+    def forward(ctx, values, comm, counts):
+        ctx.comm, ctx.counts = comm, counts
+        got = allgatherv_rows(comm, values.detach().t().contiguous(), counts)
+        return got.t().contiguous()
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.span
-        return allsum(ctx.layout, g)[:, a:b], None, None, None
+        mine = reduce_scatter_rows(ctx.comm, g.detach().t().contiguous(), ctx.counts)
+        return mine.t().contiguous(), None, None
 
 
 # ------------------------------------------------------------------------------------------------

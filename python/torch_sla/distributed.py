@@ -217,6 +217,18 @@ class _Pattern:
         self.nnz_input = mlib.sla_dist_pattern_nnz_input(ptr)
         self.same_layouts = rows == cols
         self._coo = None
+        self._owners = {}
+
+    def owners(self, rows=True):
+        """(every rank's owned global indices of the row (or column) layout, in rank order;
+        the counts per rank), cached. Collective on first use."""
+        if rows not in self._owners:
+            owned = self.row_owned if rows else self.col_owned
+            counts = self.comm.allgather(int(owned.numel()))
+            from ._dist_functions import allgatherv_rows
+            order = allgatherv_rows(self.comm, owned.reshape(-1, 1).contiguous(), counts)
+            self._owners[rows] = (order.reshape(-1), counts)
+        return self._owners[rows]
 
     @classmethod
     def from_coo(cls, rows, cols, row, col):
@@ -774,7 +786,7 @@ class DSparseTensor:
         vec = x.dim() == 1
         x3 = x.reshape(1, -1, 1) if vec else (x[None] if x.dim() == 2 else x)
         if root is None:
-            out = DF.AllGatherRows.apply(x3, layout, owned, N)
+            out = DF.AllGatherRows.apply(x3, self.comm, P.owners(use_rows), N)
         else:
             out = DF.vec_gather_root(layout, x3.detach(), N, root, self.comm.Get_rank())
             if out is None:
@@ -789,12 +801,10 @@ class DSparseTensor:
         Collective."""
         P = self._pattern
         counts = self.comm.allgather(P.nnz)
-        offset, total = sum(counts[:self.comm.Get_rank()]), sum(counts)
+        total = sum(counts)
         row, col = P.slot_coo()
-        idx = torch.stack([row, col]).to(torch.float64)
-        # indices travel through the same exact sum (integers below 2^53 are exact)
-        gidx = DF.AllGatherSlots.apply(idx, P.rows_ptr, offset, total).to(torch.int64)
-        vals = DF.AllGatherSlots.apply(self._values, P.rows_ptr, offset, total)
+        gidx = DF.allgatherv_rows(self.comm, torch.stack([row, col], 1), counts).t()
+        vals = DF.AllGatherSlots.apply(self._values, self.comm, counts)
         vals = vals.reshape(self._batch_shape + (total,))
         A = SparseTensor(vals, gidx[0], gidx[1], self._batch_shape + (P.M, P.N))
         return A.T() if self._op == SLA_OP_T else A
@@ -1025,7 +1035,6 @@ def _part_vector(row, col, num_nodes, method, coords, comm):
     with one part per rank of comm; returns part[num_nodes] on every rank. Collective."""
     comm = _default_comm(comm)
     row, col = _as_index(row, "row"), _as_index(col, "col")
-    rank = comm.Get_rank()
     L = _Layout.balanced(comm, num_nodes)
     # each rank hands the entries of its own contiguous rows (no exchange of the graph)
     lo = int(L.owned[0]) if L.n_local else 0
@@ -1039,9 +1048,10 @@ def _part_vector(row, col, num_nodes, method, coords, comm):
         dim = int(c.shape[1])
         cl = c[lo:hi]
     newL, info = _partition_layout(P, method, cl, dim)
-    part = torch.zeros(num_nodes, dtype=torch.float64)
-    part[newL.owned] = float(rank)
-    part = DF.allsum(L.ptr, part).to(torch.int64)
+    counts = comm.allgather(int(newL.n_local))
+    order = DF.allgatherv_rows(comm, newL.owned.reshape(-1, 1).contiguous(), counts).reshape(-1)
+    part = torch.empty(num_nodes, dtype=torch.int64)
+    part[order] = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
     return part, info
 
 
