@@ -758,7 +758,7 @@ class DSparseTensor:
     def gather(self, x_local, root=None):
         """The global vector from every rank's owned entries of D @ x's range (``owned_rows``):
         x_local [m_local] / [m_local, k] / [B, m_local, k]. root=None: on every rank
-        (differentiable; one deterministic sum over the ranks, O(M) per rank); root=r: on
+        (differentiable: MPI_Allgatherv, O(M) per rank; backward MPI_Reduce_scatter); root=r: on
         rank r only (sla_dist_vec_gather; None elsewhere; not differentiable). Collective."""
         return self._gather(x_local, root, rows=True)
 
