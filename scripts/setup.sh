@@ -6,7 +6,7 @@ PKGS=(
   libsuitesparse-dev libopenblas-dev liblapacke-dev libmetis-dev
   libcmocka-dev libcjson-dev zlib1g-dev
   libarpack2-dev libmumps-seq-dev libhypre-dev
-  libopenmpi-dev openmpi-bin libptscotch-dev
+  libopenmpi-dev openmpi-bin libptscotch-dev libsuperlu-dist-dev
   clang libclang-rt-14-dev libomp-14-dev
   python3 python3-torch python3-numpy python3-scipy python3-pytest python3-cffi
   python3-matplotlib python3-mpi4py python3-pip python3-venv python3-setuptools python3-wheel

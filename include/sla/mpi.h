@@ -305,6 +305,72 @@ SLA_API sla_status sla_dist_spmv_vjp(sla_op op, double alpha, const sla_dist_mat
                                      void *dx, void *dvalues);
 
 /* ---------------------------------------------------------------------------------------------
+ * Distributed direct LU (SuperLU_DIST)
+ * ---------------------------------------------------------------------------------------------
+ * A sparse LU of a square distributed matrix by SuperLU_DIST (Li & Demmel, ACM TOMS 29(2), 2003;
+ * static pivoting after a maximum-transversal row permutation (Debian's build has no MC64),
+ * equilibration, METIS ordering of Aᵀ + A; libsla's own iterative refinement to a normwise
+ * backward error ≤ 1e-12, checked at every solve), chosen over parallel MUMPS because libsla links sequential MUMPS, whose symbols
+ * have the same names (the two cannot share a process). Rows keep this rank's layout: B and X
+ * are this rank's owned rows in local order, whatever the partition. Transposed solves (op = T,
+ * the adjoint) factor Aᵀ on first use (SuperLU_DIST 8 has no transposed solve). The
+ * numerical-singularity rule is libsla's (sla/solver.h, docs/direct.md): the reciprocal
+ * condition estimate of the row-equilibrated A by Higham's 1-norm estimator on distributed
+ * vectors (it factors Aᵀ too) below SLA_RCOND_SINGULAR makes solves refuse (SLA_ESINGULAR) and
+ * logdet give (0, −inf). SuperLU_DIST aborts the process (MPI_Abort) when it runs out of memory:
+ * a limit of that library, not of libsla. float32 values are factored in float64. N < 2^31.
+ * Without SuperLU_DIST in the build every function returns SLA_EUNSUPPORTED. */
+typedef struct sla_dist_lu sla_dist_lu;
+
+/** Factors every matrix of the batch A (square; rows and columns on one layout; finite).
+ *  Collective. A's values are borrowed for the VJP's outer product and the residuals of info
+ *  (keep them valid and unchanged until the next refactor or free); the pattern is retained.
+ *  @return SLA_OK (a numerically singular matrix is SLA_OK here: its solves refuse);
+ *          SLA_EINVAL (layouts differ, N ≥ 2^31), SLA_ESHAPE (rectangular), SLA_EDTYPE,
+ *          SLA_ENONFINITE naming rank and entry, SLA_EUNSUPPORTED (no SuperLU_DIST),
+ *          SLA_ENOMEM, SLA_EBACKEND. Agreed on every rank; *out NULL on error. */
+SLA_API sla_status sla_dist_lu_create(const sla_dist_matrix *A, sla_dist_lu **out);
+
+/** New values on the same pattern (a full factorization again; Aᵀ again on demand).
+ *  Collective. values [batch][nnz_local], borrowed as at create, checked finite first.
+ *  @return as sla_dist_lu_create(). */
+SLA_API sla_status sla_dist_lu_refactor(sla_dist_lu *F, const void *values);
+
+/** X_b = op(A_b)⁻¹ B_b for every batch element and the nrhs columns. Collective.
+ *  @param[in]  B  [batch][n_local][nrhs] of A's dtype (row-major, this rank's rows), finite.
+ *  @param[out] X  [batch][n_local][nrhs]; may alias B only if equal (in place is allowed).
+ *  @param[out] info  may be NULL: method lu, rcond (min over the batch), the true residuals of
+ *                 X (one distributed SpMV per batch element), description.
+ *  @return SLA_OK; SLA_ESINGULAR (rcond < SLA_RCOND_SINGULAR, naming the batch element);
+ *          SLA_EINVAL, SLA_ESHAPE (op or nrhs differ between ranks), SLA_ENONFINITE, SLA_ENOMEM,
+ *          SLA_EBACKEND. The same status on every rank. */
+SLA_API sla_status sla_dist_lu_solve(sla_dist_lu *F, sla_op op, int64_t nrhs, const void *B,
+                                     void *X, sla_solve_info *info);
+
+/** Backward of X = op(A)⁻¹ B: λ = op(A)⁻ᵀ G (one solve with the other op), dB = λ and
+ *  ∂a_s = −Σ_j λ[r_s][j]·X[c_s][j] (op = N; op = T: −Σ_j X[r_s][j]·λ[c_s][j]) on this rank's
+ *  slots (sla_dist_spmv_vjp). Collective. X, G, dB [batch][n_local][nrhs]; dvalues
+ *  [batch][nnz_local]; dB or dvalues may be NULL.
+ *  @return as sla_dist_lu_solve(). */
+SLA_API sla_status sla_dist_lu_solve_vjp(sla_dist_lu *F, sla_op op, int64_t nrhs, const void *X,
+                                         const void *G, void *dB, void *dvalues,
+                                         sla_solve_info *info);
+
+/** sign[b] · exp(logabsdet[b]) = det A_b from the factors (Π u_ii over the scalings and the
+ *  parity of the row permutation); (0, −inf) for a numerically singular A_b. sign, logabsdet
+ *  [batch], the same on every rank. Collective. */
+SLA_API sla_status sla_dist_lu_logdet(sla_dist_lu *F, double *sign, double *logabsdet);
+
+/** Smallest rcond estimate over the batch (NaN for NULL). Local. */
+SLA_API double sla_dist_lu_rcond(const sla_dist_lu *F);
+/** One line: library, version, ranks, process grid, rcond. Local. */
+SLA_API const char *sla_dist_lu_describe(const sla_dist_lu *F);
+/** Frees *F (collective) and sets it to NULL. */
+SLA_API void sla_dist_lu_free(sla_dist_lu **F);
+/** 1 if this build has SuperLU_DIST. */
+SLA_API int sla_dist_have_superlu(void);
+
+/* ---------------------------------------------------------------------------------------------
  * Distributed vectors: scatter/gather and the kernels of a Krylov vector space
  * ------------------------------------------------------------------------------------------- */
 

@@ -1,0 +1,16 @@
+/* Private parts of the distributed LU (lu_superlu.c, lu_condest.c). Not installed. */
+#ifndef SLA_MPI_LU_H
+#define SLA_MPI_LU_H
+
+#include "mpi/dist.h"
+
+/* y ← op(A_b)⁻¹ y for one batch element, y [n_local] double, in place. Collective. */
+typedef sla_status (*dist_lu_apply_fn)(void *ctx, int64_t b, sla_op op, double *y);
+
+/* rcond of the row-equilibrated A_b (as src/direct/condest.c: 1/(‖RA‖₁·est‖(RA)⁻¹‖₁), Higham's
+ * estimator) over the ranks, with solves by fn. values: A_b's [nnz_local] of A's dtype.
+ * Collective; the same *rcond on every rank. */
+sla_status dist_lu_rcond(const sla_dist_pattern *P, sla_dtype dtype, const void *values,
+                         int64_t b, dist_lu_apply_fn fn, void *ctx, double *rcond);
+
+#endif
