@@ -261,43 +261,60 @@ class AllGatherSlots(Function):
 # X = op(A)⁻¹ B on libsla_mpi's distributed solver objects (when the library has them)
 # ------------------------------------------------------------------------------------------------
 class DistSolverObject:
-    """Owns an sla_dist_solver and the values it borrows. Freeing it is collective, so it is
-    freed right after the forward when no gradient is wanted (the same point on every rank),
-    and otherwise kept with the autograd graph (a retained graph may run the backward again);
-    when the graph goes, it is queued under its creation number (the same on every rank:
-    creations are collective) and freed by the next solve on the communicator, for the numbers
-    queued on every rank (distributed.free_solvers)."""
+    """Owns a distributed solver of libsla_mpi, kind "krylov" (sla_dist_solver_*) or "lu"
+    (sla_dist_lu_*, SuperLU_DIST), and the values it borrows. Freeing it is collective, so it
+    is freed right after the forward when no gradient is wanted (the same point on every
+    rank), and otherwise kept with the autograd graph (a retained graph may run the backward
+    again); when the graph goes, it is queued under its creation number (the same on every
+    rank: creations are collective) and freed by the next solve on the communicator, for the
+    numbers queued on every rank (distributed.free_solvers)."""
 
     _seq = {}
 
-    def __init__(self, pattern, values, options):
+    def __init__(self, pattern, values, options, kind):
         self.values = values.contiguous()
-        self.pattern = pattern
+        self.pattern, self.kind = pattern, kind
         self.key = _comm_key(pattern.comm)
         A = dist_view(pattern, self.values)
         out = ctypes.c_void_p()
-        check(mlib.sla_dist_solver_create(ctypes.byref(A), ctypes.byref(options),
-                                          ctypes.byref(out)))
+        if kind == "lu":
+            check(mlib.sla_dist_lu_create(ctypes.byref(A), ctypes.byref(out)))
+        else:
+            check(mlib.sla_dist_solver_create(ctypes.byref(A), ctypes.byref(options),
+                                              ctypes.byref(out)))
         self.ptr = out.value
         self.seq = DistSolverObject._seq.get(self.key, 0)
         DistSolverObject._seq[self.key] = self.seq + 1
 
+    def solve(self, op, nrhs, B, X, info):
+        fn = mlib.sla_dist_lu_solve if self.kind == "lu" else mlib.sla_dist_solver_solve
+        return fn(self.ptr, op, nrhs, B, X, info)
+
+    def solve_vjp(self, op, nrhs, X, G, dB, dvalues, info):
+        fn = mlib.sla_dist_lu_solve_vjp if self.kind == "lu" else mlib.sla_dist_solver_solve_vjp
+        return fn(self.ptr, op, nrhs, X, G, dB, dvalues, info)
+
     def describe(self):
-        d = mlib.sla_dist_solver_describe(self.ptr)
+        fn = mlib.sla_dist_lu_describe if self.kind == "lu" else mlib.sla_dist_solver_describe
+        d = fn(self.ptr)
         return d.decode("utf-8", "replace") if d else ""
 
     def free(self):
         if self.ptr:
-            box = ctypes.c_void_p(self.ptr)
+            free_solver(self.kind, self.ptr)
             self.ptr = None
-            mlib.sla_dist_solver_free(ctypes.byref(box))
 
     def __del__(self):
         ptr = getattr(self, "ptr", None)
         if ptr:
             from .distributed import _defer_solver
-            _defer_solver(self.key, self.seq, ptr)
+            _defer_solver(self.key, self.seq, (self.kind, ptr))
             self.ptr = None
+
+
+def free_solver(kind, ptr):
+    box = ctypes.c_void_p(ptr)
+    (mlib.sla_dist_lu_free if kind == "lu" else mlib.sla_dist_solver_free)(ctypes.byref(box))
 
 
 def _comm_key(comm):
@@ -314,10 +331,8 @@ def _dist_solve(solver, op, b, config):
     x = torch.zeros_like(b)
     info = SolveInfoC()
     pad = b.new_zeros(1)
-    st = check(mlib.sla_dist_solver_solve(solver.ptr, op, b.shape[-1],
-                                          (b if b.numel() else pad).data_ptr(),
-                                          (x if x.numel() else pad).data_ptr(),
-                                          ctypes.byref(info)))
+    st = check(solver.solve(op, b.shape[-1], (b if b.numel() else pad).data_ptr(),
+                            (x if x.numel() else pad).data_ptr(), ctypes.byref(info)))
     config.report(st, info)
     return x
 
@@ -329,8 +344,8 @@ class DistSolve(Function):
     `need` = (values, b) gradients wanted on some rank (agreed)."""
 
     @staticmethod
-    def forward(ctx, values, b, pattern, op, options, need, config):
-        solver = DistSolverObject(pattern, values, options)
+    def forward(ctx, values, b, pattern, op, options, need, config, kind):
+        solver = DistSolverObject(pattern, values, options, kind)
         try:
             x = _dist_solve(solver, op, b, config)
         except Exception:
@@ -359,10 +374,9 @@ class DistSolve(Function):
             return (t if t.numel() else pad).data_ptr()
 
         info = SolveInfoC()
-        st = check(mlib.sla_dist_solver_solve_vjp(solver.ptr, ctx.op, g.shape[-1], buf(x),
-                                                  buf(g), buf(db) if need_b else None,
-                                                  buf(dv) if need_v else None,
-                                                  ctypes.byref(info)))
+        st = check(solver.solve_vjp(ctx.op, g.shape[-1], buf(x), buf(g),
+                                    buf(db) if need_b else None, buf(dv) if need_v else None,
+                                    ctypes.byref(info)))
         ctx.config.report(st, info, adjoint=True)
         if db is not None and not ctx.b_batched:
             db = db.sum(0)
@@ -371,7 +385,20 @@ class DistSolve(Function):
             dv = unavailable(dv, (g,), msg)
         if db is not None:
             db = unavailable(db, (g,), msg)
-        return _only(dv, ctx, 0), _only(db, ctx, 1), None, None, None, None, None
+        return _only(dv, ctx, 0), _only(db, ctx, 1), None, None, None, None, None, None
+
+
+def dist_lu_logdet(pattern, values):
+    """(sign [B], log|det| [B]) of the distributed LU of values [B, nnz_local]. Collective."""
+    solver = DistSolverObject(pattern, values.detach(), None, "lu")
+    try:
+        B = values.shape[0]
+        sign = torch.empty(B, dtype=torch.float64)
+        logabs = torch.empty(B, dtype=torch.float64)
+        check(mlib.sla_dist_lu_logdet(solver.ptr, sign.data_ptr(), logabs.data_ptr()))
+    finally:
+        solver.free()
+    return sign.to(values.dtype), logabs.to(values.dtype)
 
 
 __all__ = ["DistSolve", "DistSolverObject", "DistGather", "DistScatterValues", "DistSpMV",

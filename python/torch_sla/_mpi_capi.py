@@ -100,6 +100,15 @@ _OPTIONAL = {
                                           c_void_p, c_void_p, c_void_p]),
     "sla_dist_solver_describe": (ctypes.c_char_p, [c_void_p]),
     "sla_dist_solver_free": (None, [P(c_void_p)]),
+    # distributed direct LU (SuperLU_DIST)
+    "sla_dist_lu_create": (c_int, [P(DistMatrixC), P(c_void_p)]),
+    "sla_dist_lu_solve": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p]),
+    "sla_dist_lu_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p,
+                                      c_void_p, c_void_p]),
+    "sla_dist_lu_logdet": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "sla_dist_lu_describe": (ctypes.c_char_p, [c_void_p]),
+    "sla_dist_lu_free": (None, [P(c_void_p)]),
+    "sla_dist_have_superlu": (c_int, []),
 }
 
 _PROTOTYPES = {

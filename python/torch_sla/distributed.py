@@ -67,17 +67,17 @@ def free_solvers(comm):
     common = set(mine)
     for ids in comm.allgather(sorted(mine)):
         common &= set(ids)
+    from ._dist_functions import free_solver
     for seq in sorted(common):
-        box = ctypes.c_void_p(mine.pop(seq))
-        mlib.sla_dist_solver_free(ctypes.byref(box))
+        free_solver(*mine.pop(seq))
 
 
 def _free_all():
     import ctypes
+    from ._dist_functions import free_solver
     for key in sorted(_PENDING_SOLVERS):
         for seq in sorted(_PENDING_SOLVERS[key]):
-            box = ctypes.c_void_p(_PENDING_SOLVERS[key][seq])
-            mlib.sla_dist_solver_free(ctypes.byref(box))
+            free_solver(*_PENDING_SOLVERS[key][seq])
     _PENDING_SOLVERS.clear()
     import ctypes
     while _PENDING:
@@ -898,19 +898,35 @@ class DSparseTensor:
               maxiter=None, return_info=False, restart=None, strict=False, **kwargs):
         """x_local with D x = b: b_local [m_local], [m_local, k] or [*batch, m_local(, k)],
         this rank's owned rows. Collective; differentiable in the values and b (backward: one
-        transposed distributed solve on the same solver object, then ∂a = −λ[r] x[c]).
+        solve with the other op on the same solver object, then ∂a = −λ[r] x[c]).
 
-        Runs libsla_mpi's distributed Krylov solvers (sla_dist_solver_*: CG, BiCGStab, GMRES,
-        MINRES, LSQR on the distributed operator; preconditioners "auto", "none", "jacobi",
-        "ic0"/"bjacobi-ic0", "ilu0"/"bjacobi-ilu0", "amg"/"bjacobi-amg", "boomeramg"). Stopping
-        rule ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) in global norms. Non-convergence warns
-        (ConvergenceWarning; strict=True raises). return_info=True returns (x, SolveInfo).
-
-        Builds without the distributed solvers raise NotImplementedError naming the missing
-        piece (torch_sla carries no second, Python copy of the Krylov methods)."""
-        if not mlib.has("sla_dist_solver_create"):
-            raise NotImplementedError(_missing("DSparseTensor.solve",
-                                               "distributed solver objects (sla_dist_solver_*)"))
+        method "lu" (also "cholesky", "ldlt", "klu": every direct method is served by the one
+        distributed direct solver): libsla_mpi's distributed LU by SuperLU_DIST (sla_dist_lu_*;
+        libsla's singularity rule: a numerically singular matrix raises SingularMatrixError).
+        method "cg", "bicgstab", "gmres", "minres", "lsqr": libsla_mpi's distributed Krylov
+        solvers (sla_dist_solver_*; preconditioners "auto", "none", "jacobi", "ic0"/
+        "bjacobi-ic0", "ilu0"/"bjacobi-ilu0", "amg"/"bjacobi-amg", "boomeramg"; stopping rule
+        ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) in global norms; non-convergence warns, strict=True
+        raises). method "auto": the Krylov solvers' auto where the library has them, else LU.
+        return_info=True returns (x, SolveInfo). A libsla_mpi without the asked solver raises
+        NotImplementedError naming the missing piece (torch_sla carries no Python copy)."""
+        have_krylov = mlib.has("sla_dist_solver_create")
+        have_lu = mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())
+        direct = method in ("lu", "superlu", "cholesky", "ldlt", "klu")
+        if direct or (method == "auto" and not have_krylov):
+            if not have_lu:
+                raise NotImplementedError(_missing(
+                    "DSparseTensor.solve", "the distributed direct LU (sla_dist_lu_* with "
+                    "SuperLU_DIST)" + ("" if direct else " or the distributed Krylov solvers "
+                                       "(sla_dist_solver_*)")))
+            skind, cmethod = "lu", "lu"
+        elif not have_krylov:
+            raise NotImplementedError(_missing(
+                f"DSparseTensor.solve(method={method!r})",
+                "the distributed Krylov solvers (sla_dist_solver_*)" +
+                ("; method='lu' (SuperLU_DIST) is available" if have_lu else "")))
+        else:
+            skind, cmethod = "krylov", method
         import ctypes
         from ._capi import METHODS
         from ._functions import SolveConfig
@@ -925,7 +941,7 @@ class DSparseTensor:
         def check_local():
             if kwargs:
                 raise TypeError(f"unexpected keyword arguments: {unknown}")
-            if method not in METHODS:
+            if cmethod not in METHODS:
                 raise ValueError(f"method must be one of {METHODS}, got {method!r}")
             if preconditioner not in DIST_PRECONDS:
                 raise ValueError(f"preconditioner must be one of {tuple(DIST_PRECONDS)}, got "
@@ -946,22 +962,25 @@ class DSparseTensor:
         (bb, kind), need = _run_agreed(self.comm, what, check_local,
                                        flags=(self._values.requires_grad, _requires_grad(b_local)))
         free_solvers(self.comm)          # those of earlier solves whose graphs are gone
-        opts = DistSolverOptionsC()
-        mlib.sla_dist_solver_options_init(ctypes.byref(opts))
-        opts.method = METHODS.index(method)
-        opts.precond = DIST_PRECONDS[preconditioner]
-        opts.rtol, opts.atol = float(rtol), float(atol)
-        if maxiter is not None:
-            opts.maxiter = int(maxiter)
-        if restart is not None:
-            opts.restart = int(restart)
+        opts = None
+        if skind == "krylov":
+            opts = DistSolverOptionsC()
+            mlib.sla_dist_solver_options_init(ctypes.byref(opts))
+            opts.method = METHODS.index(cmethod)
+            opts.precond = DIST_PRECONDS[preconditioner]
+            opts.rtol, opts.atol = float(rtol), float(atol)
+            if maxiter is not None:
+                opts.maxiter = int(maxiter)
+            if restart is not None:
+                opts.restart = int(restart)
         if need[1] and not bb.requires_grad:
             bb = bb.detach().requires_grad_()
         vals = self._values
         if need[0] and not vals.requires_grad:
             vals = vals.detach().requires_grad_()
         config = SolveConfig(strict=strict, want_info=return_info, what=what)
-        x = DF.DistSolve.apply(vals, bb, self._pattern, self._op, opts, tuple(need), config)
+        x = DF.DistSolve.apply(vals, bb, self._pattern, self._op, opts, tuple(need), config,
+                               skind)
         if kind == "vec":
             x = x[0, :, 0] if not nb else x[..., 0]
         elif kind == "mat":
@@ -981,16 +1000,32 @@ class DSparseTensor:
         raise NotImplementedError(_missing("DSparseTensor.eigsh",
                                            "a distributed eigensolver (sla_dist_eigsh)"))
 
-    def logdet(self):
-        """Not available yet: needs a distributed direct factorization (e.g. MUMPS through
-        libsla_mpi) or distributed stochastic Lanczos quadrature. INTEGRATION POINT: as for
-        eigsh()."""
-        raise NotImplementedError(_missing("DSparseTensor.logdet",
-                                           "a distributed determinant (sla_dist_logdet)"))
-
     def slogdet(self):
-        raise NotImplementedError(_missing("DSparseTensor.slogdet",
-                                           "a distributed determinant (sla_dist_logdet)"))
+        """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's
+        distributed LU (SuperLU_DIST); (0, −inf) for a numerically singular matrix. The same
+        on every rank. Collective. The gradient is not available yet (it needs selected
+        entries of A⁻ᵀ, which libsla_mpi does not compute): backward raises."""
+        if not (mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())):
+            raise NotImplementedError(_missing(
+                "DSparseTensor.slogdet", "a distributed determinant (sla_dist_lu_logdet, with "
+                "SuperLU_DIST)"))
+        from ._functions import unavailable
+        _run_agreed(self.comm, "DSparseTensor.slogdet", lambda: None)
+        sign, logabs = DF.dist_lu_logdet(self._pattern, self._values)
+        msg = ("torch_sla: the gradient of DSparseTensor.logdet/slogdet is not implemented "
+               "(it needs selected entries of A⁻ᵀ from the distributed factors)")
+        logabs = unavailable(logabs, (self._values,), msg)
+        shape = self._batch_shape
+        return sign.reshape(shape), logabs.reshape(shape)
+
+    def logdet(self):
+        """log det A as torch.logdet: NaN when det < 0, −inf when singular. See slogdet()."""
+        sign, logabs = self.slogdet()
+        return torch.where(sign < 0, torch.full_like(logabs, float("nan")), logabs)
+
+    def det(self):
+        sign, logabs = self.slogdet()
+        return sign * torch.exp(logabs)
 
 
 class _LayoutRef:

@@ -284,28 +284,44 @@ def test_bad_input_on_one_rank_raises_everywhere(comm):
                                         comm=comm)
 
 
-HAVE_DIST_SOLVER = mlib.has("sla_dist_solver_create")
+HAVE_KRYLOV = mlib.has("sla_dist_solver_create")
+HAVE_LU = mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())
 
 
-@pytest.mark.skipif(HAVE_DIST_SOLVER, reason="this libsla_mpi has the distributed solvers")
+def _needs(method):
+    if method == "lu":
+        return pytest.mark.skipif(not HAVE_LU, reason="libsla_mpi without SuperLU_DIST")
+    return pytest.mark.skipif(not HAVE_KRYLOV,
+                              reason="libsla_mpi without sla_dist_solver_create")
+
+
+@pytest.mark.skipif(HAVE_KRYLOV and HAVE_LU, reason="this libsla_mpi has every solver")
 def test_solve_names_the_missing_piece(comm):
     _, D, _ = distribute(comm, "contiguous")
     b = torch.ones(D.local_shape[0], dtype=torch.float64)
-    with pytest.raises(NotImplementedError, match="sla_dist_solver"):
-        D.solve(b)
+    if not HAVE_KRYLOV:
+        with pytest.raises(NotImplementedError, match="sla_dist_solver"):
+            D.solve(b, method="cg")
+    if not HAVE_LU:
+        with pytest.raises(NotImplementedError, match="sla_dist_lu"):
+            D.solve(b, method="lu")
+        with pytest.raises(NotImplementedError, match="determinant"):
+            D.logdet()
 
 
-def test_eigsh_logdet_name_the_missing_piece(comm):
+def test_eigsh_names_the_missing_piece(comm):
     _, D, _ = distribute(comm, "contiguous")
     with pytest.raises(NotImplementedError, match="eigensolver"):
         D.eigsh(2)
-    with pytest.raises(NotImplementedError, match="determinant"):
-        D.logdet()
 
 
-@pytest.mark.skipif(not HAVE_DIST_SOLVER, reason="libsla_mpi without sla_dist_solver_create")
-@pytest.mark.parametrize("method,symmetric", [("cg", True), ("gmres", False),
-                                              ("bicgstab", False), ("auto", True)])
+@pytest.mark.parametrize("method,symmetric", [
+    pytest.param("lu", False, marks=_needs("lu")),
+    pytest.param("cg", True, marks=_needs("cg")),
+    pytest.param("gmres", False, marks=_needs("gmres")),
+    pytest.param("bicgstab", False, marks=_needs("bicgstab")),
+    pytest.param("auto", True, marks=pytest.mark.skipif(not (HAVE_LU or HAVE_KRYLOV),
+                                                        reason="no distributed solver"))])
 def test_solve_and_gradients_equal_serial(comm, method, symmetric):
     A, D0, _ = distribute(comm, "metis", n=6, seed=23, symmetric=symmetric)
     v = D0.values.detach().clone().requires_grad_()
@@ -328,7 +344,7 @@ def test_solve_and_gradients_equal_serial(comm, method, symmetric):
               1e-10 * float(S.values.grad.abs().max()), f"{method}: dvalues")
 
 
-@pytest.mark.skipif(not HAVE_DIST_SOLVER, reason="libsla_mpi without sla_dist_solver_create")
+@pytest.mark.skipif(not (HAVE_LU or HAVE_KRYLOV), reason="no distributed solver")
 def test_solve_gradcheck_and_transpose(comm):
     _size[0] = comm.Get_size()
     _, D0, _ = distribute(comm, "metis", n=3, seed=26)
@@ -336,15 +352,31 @@ def test_solve_gradcheck_and_transpose(comm):
     layout = D0._pattern.rows_ptr
     vg = S.values.detach().clone().requires_grad_()
     bg = rand((D0.shape[0], 2), 27).requires_grad_()
+    method = "lu" if HAVE_LU else "gmres"
     for T in (False, True):
         def f(vg, bg):
             D = D0.with_values(_Replicated.apply(vg, layout)[a:b])
             D = D.T if T else D
-            return D.gather(D.solve(D.scatter(_Replicated.apply(bg, layout)), method="gmres",
+            return D.gather(D.solve(D.scatter(_Replicated.apply(bg, layout)), method=method,
                                     rtol=1e-14))
         ok = torch.autograd.gradcheck(f, (vg, bg), eps=1e-6, atol=1e-7, rtol=1e-5,
                                       raise_exception=False)
-        agree_all(comm, ok, f"gradcheck of solve (transpose={T}) failed")
+        agree_all(comm, ok, f"gradcheck of solve (transpose={T}, {method}) failed")
+
+
+@_needs("lu")
+def test_slogdet_equals_serial(comm):
+    _, D0, _ = distribute(comm, "metis", n=6, seed=33)
+    S, _ = serial_from_slots(comm, D0)
+    sign, logabs = D0.slogdet()
+    ss, ls = S.detach().slogdet()
+    agree_all(comm, float(sign) == float(ss) and abs(float(logabs) - float(ls)) <=
+              1e-10 * abs(float(ls)), f"slogdet ({sign}, {logabs}) vs serial ({ss}, {ls})")
+    agree_all(comm, abs(float(D0.logdet()) - float(S.detach().logdet())) <= 1e-10 * abs(float(ls)))
+    # the gradient is not there yet: an error, never a silent zero
+    v = D0.values.detach().clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="not implemented"):
+        D0.with_values(v).logdet().backward()
 
 
 def test_partition_functions(comm):
