@@ -446,7 +446,7 @@ class DSparseTensor:
         B = math.prod(batch_shape)
         if rank == root:
             row, col = A.row_indices, A.col_indices
-            coo = A.values.reshape(B, -1)
+            coo = A.values.reshape(B, A.values.shape[-1])
         else:
             row = col = torch.empty(0, dtype=torch.int64)
             coo = torch.zeros(B, 0, dtype=dtype, requires_grad=rg)
@@ -541,7 +541,7 @@ class DSparseTensor:
             if values.dim() == 0 or values.shape[-1] != P.nnz_input:
                 raise ValueError(f"values must be [*batch, {P.nnz_input}] (the entries this "
                                  f"rank handed in), got {tuple(values.shape)}")
-            return values.reshape(-1, P.nnz_input)
+            return values.reshape(math.prod(values.shape[:-1]), P.nnz_input)
 
         coo, (rg,) = _run_agreed(self.comm, what, check_local, flags=(_requires_grad(values),))
         if rg and not coo.requires_grad:
@@ -558,7 +558,8 @@ class DSparseTensor:
             raise ValueError(f"values must be float64/float32 [*batch, {self._pattern.nnz}], "
                              f"got {values.dtype} {tuple(values.shape)}")
         batch = tuple(values.shape[:-1])
-        return DSparseTensor(self._pattern, values.reshape(-1, self._pattern.nnz), self._op,
+        return DSparseTensor(self._pattern, values.reshape(math.prod(batch), self._pattern.nnz),
+                             self._op,
                              self._partition, batch)
 
     # --- properties ---------------------------------------------------------------------------
@@ -955,7 +956,8 @@ class DSparseTensor:
                 return b, "mat"
             if nb and tuple(b.shape[:nb]) == self._batch_shape and b.dim() in (nb + 1, nb + 2) \
                     and b.shape[nb] == m:
-                return b.reshape(B, m, -1), ("batched" if b.dim() == nb + 2 else "batched_vec")
+                k = b.shape[-1] if b.dim() == nb + 2 else 1
+                return b.reshape(B, m, k), ("batched" if b.dim() == nb + 2 else "batched_vec")
             raise ValueError(f"b_local has shape {tuple(b.shape)}; this rank owns {m} rows, so "
                              f"it must be [{m}], [{m}, k] or [*batch, {m}(, k)]")
 
