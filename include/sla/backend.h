@@ -412,6 +412,18 @@ typedef struct sla_backend {
      *  entries of the solver's dtype; host is storage for a host space's context. */
     sla_status (*block_space)(const sla_solver *s, int64_t count, sla_space *V,
                               sla_host_space *host);
+    /** Where the backend's matrices and blocks live. SLA_MEM_HOST (0, the default of a struct
+     *  filled without it): host views only. SLA_MEM_DEVICE: device views only (matrix.h):
+     *  sla_solver_create() sends a device view to it (options.backend NULL or "auto": the
+     *  backend named "cuda"), refuses a host view for it and a device view for any other; its
+     *  solves take device blocks, so it must set block_space (a space of device vectors) and
+     *  pattern_outer, and measure its own residuals. */
+    sla_memspace memory;
+    /** Optional (NULL: the host kernel): the solve VJP's pattern outer product on the backend's
+     *  memory, dvalues[b][k] = alpha · Σ_j u[b][r_k][j] · v[b][c_k][j] over the nrhs columns of
+     *  the [batch][n][nrhs] blocks u and v (overwritten, not accumulated). */
+    sla_status (*pattern_outer)(const sla_solver *s, double alpha, const void *u, const void *v,
+                                int64_t nrhs, void *dvalues);
 } sla_backend;
 
 #define SLA_METHOD_BIT(m) (1u << (unsigned)(m))

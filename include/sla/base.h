@@ -46,13 +46,29 @@ typedef enum sla_status {
 /** Element type of values and dense blocks, chosen at run time. */
 typedef enum sla_dtype {
     SLA_FLOAT64 = 0,         /**< double */
-    SLA_FLOAT32 = 1          /**< float */
+    SLA_FLOAT32 = 1,         /**< float */
+    SLA_COMPLEX128 = 2,      /**< double complex: (re, im) interleaved, as C99 and torch */
+    SLA_COMPLEX64 = 3        /**< float complex: (re, im) interleaved */
 } sla_dtype;
+
+/** 1 for SLA_COMPLEX128 and SLA_COMPLEX64, else 0. */
+static inline int sla_dtype_is_complex(sla_dtype dtype)
+{
+    return dtype == SLA_COMPLEX128 || dtype == SLA_COMPLEX64;
+}
+
+/** The real dtype of the same precision (complex128 → float64, complex64 → float32; a real
+ *  dtype is its own). */
+static inline sla_dtype sla_dtype_real(sla_dtype dtype)
+{
+    return dtype == SLA_COMPLEX128 ? SLA_FLOAT64 : dtype == SLA_COMPLEX64 ? SLA_FLOAT32 : dtype;
+}
 
 /** Which operator to apply: A itself or its transpose. */
 typedef enum sla_op {
     SLA_OP_N = 0,            /**< op(A) = A */
-    SLA_OP_T = 1             /**< op(A) = Aᵀ */
+    SLA_OP_T = 1,            /**< op(A) = Aᵀ (not conjugated, also for complex A) */
+    SLA_OP_C = 2             /**< op(A) = Aᴴ = conj(A)ᵀ (the same as Aᵀ for a real dtype) */
 } sla_op;
 
 /** Short English name of a status code ("invalid argument", ...). Never NULL. */
@@ -66,10 +82,10 @@ SLA_API const char *sla_last_error(void);
 /** Clears the calling thread's error message. */
 SLA_API void sla_clear_error(void);
 
-/** Size in bytes of one element of the dtype (8 or 4); 0 for an invalid dtype. */
+/** Size in bytes of one element of the dtype (8, 4, 16 or 8); 0 for an invalid dtype. */
 SLA_API size_t sla_dtype_size(sla_dtype dtype);
 
-/** Name of the dtype ("float64", "float32"); "invalid" otherwise. */
+/** Name of the dtype ("float64", "float32", "complex128", "complex64"); "invalid" otherwise. */
 SLA_API const char *sla_dtype_name(sla_dtype dtype);
 
 /** Releases a buffer that libsla allocated and handed to the caller (the values of

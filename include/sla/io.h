@@ -73,28 +73,33 @@ SLA_API sla_status sla_mm_read_buffer(const char *text, size_t len, const char *
 /** Frees a COO matrix and sets *coo to NULL (NULL allowed). */
 SLA_API void sla_coo_free(sla_coo **coo);
 
-/** Reads a real, integer or pattern file straight into a pattern and CSR-ordered values.
- *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32 (duplicates are summed in double, then
- *                       rounded; a value beyond the float range becomes ±inf).
+/** Reads a file straight into a pattern and CSR-ordered values.
+ *  @param[in]  dtype    SLA_FLOAT64 or SLA_FLOAT32 for real, integer and pattern files;
+ *                       SLA_COMPLEX128 or SLA_COMPLEX64 for any file (a real one gets zero
+ *                       imaginary parts). Duplicates are summed in double, then rounded; a
+ *                       value beyond the float range becomes ±inf.
  *  @param[out] pattern  new pattern (its input order is the expanded file order);
  *  @param[out] values   new [nnz] values of dtype in CSR order (duplicates summed; sla_free());
  *  @param[out] field, symmetry  what the header said (may be NULL).
- *  @return as sla_mm_read(), and SLA_EDTYPE for a complex file (complex dtype not yet supported). */
+ *  @return as sla_mm_read(), and SLA_EDTYPE for a complex file read with a real dtype. */
 SLA_API sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pattern **pattern,
                                       void **values, sla_mm_field *field,
                                       sla_mm_symmetry *symmetry);
 
 /** Writes batch element `index` of A as a Matrix Market coordinate file, entries in CSR order
  *  (1-based); gzip-compressed if path ends in ".gz". Reading it back gives the same pattern and
- *  bit-identical values (float64 and float32).
+ *  bit-identical values (every dtype).
  *  @param[in] index     batch element, 0 ≤ index < A->batch.
  *  @param[in] field     SLA_MM_REAL (%.17g for float64, %.9g for float32), SLA_MM_INTEGER
- *                       (values must be integers within int64), or SLA_MM_PATTERN (values
- *                       ignored).
+ *                       (values must be integers within int64), SLA_MM_PATTERN (values
+ *                       ignored), or SLA_MM_COMPLEX ("re im" per entry; the field of a
+ *                       complex A, which takes only it or SLA_MM_PATTERN).
  *  @param[in] symmetry  SLA_MM_GENERAL (every entry), or SLA_MM_SYMMETRIC (the lower triangle
  *                       with the diagonal; A must be square and exactly symmetric, a_ij = a_ji
  *                       bit for bit with a missing entry counting as 0 (for SLA_MM_PATTERN: the
- *                       pattern symmetric), else SLA_EINVAL naming the first mismatch).
+ *                       pattern symmetric), else SLA_EINVAL naming the first mismatch), or
+ *                       SLA_MM_HERMITIAN (SLA_MM_COMPLEX: the lower triangle, a_ij = conj(a_ji)
+ *                       bit for bit).
  *  @param[in] comment   optional comment text without the leading '%' (may be NULL); each of
  *                       its lines becomes one '%' line.
  *
@@ -124,9 +129,11 @@ SLA_API sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t n
 
 
 /** Builds a pattern (input order = the COO entry order) and CSR-ordered values of dtype from a
- *  real, integer or pattern COO matrix (duplicates summed).
+ *  COO matrix (duplicates summed): real, integer or pattern COO into any dtype (complex ones
+ *  with zero imaginary parts), complex COO into complex128 or complex64.
  *  @param[out] values  new [nnz] array; the caller frees it with sla_free().
- *  @return SLA_OK; SLA_EDTYPE for complex values or a bad dtype; SLA_EINVAL; SLA_ENOMEM. */
+ *  @return SLA_OK; SLA_EDTYPE for complex values with a real dtype, or a bad dtype; SLA_EINVAL;
+ *          SLA_ENOMEM. */
 SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern,
                                      void **values);
 

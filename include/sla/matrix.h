@@ -10,6 +10,18 @@
 extern "C" {
 #endif
 
+/** Where the values of a matrix view and the dense blocks handed with it live. Host memory is
+ *  the default (0), so a view filled by hand or by sla_matrix_view() is a host view. A device
+ *  view (values a CUDA device pointer; the pattern stays a host object) is accepted only by
+ *  sla_solver_create() with a backend that takes device memory (the "cuda" backend of
+ *  libsla_cuda, <sla/cuda.h>), whose solves then take device blocks B, X, G, dB, dvalues; every
+ *  other function that takes a view refuses a device one with SLA_EINVAL ("A is in device
+ *  memory; sla_spmv reads host memory"), so that host code never dereferences a device pointer. */
+typedef enum sla_memspace {
+    SLA_MEM_HOST = 0,
+    SLA_MEM_DEVICE = 1
+} sla_memspace;
+
 /** A borrowed view of a batch of sparse matrices that share one pattern.
  *  values has layout [batch][nnz] in the pattern's CSR order, of the given dtype. sla never
  *  copies or frees the values it is handed; the view must outlive calls that use it. */
@@ -18,6 +30,7 @@ typedef struct sla_matrix {
     sla_dtype dtype;
     int64_t batch;           /**< number of matrices B ≥ 1 */
     const void *values;      /**< [batch][nnz] in CSR order */
+    sla_memspace space;      /**< of values (and of the blocks solved with it); default host */
 } sla_matrix;
 
 /** Makes a view (no copy). Equivalent to filling the struct by hand. */
@@ -51,9 +64,17 @@ SLA_API sla_status sla_values_scatter(const sla_pattern *p, sla_dtype dtype, int
  *  |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) for all stored entries, an entry missing on
  *  one side counting as 0; equal values match, infinite ones included, and NaN matches NaN (so
  *  a NaN or inf on the diagonal, its own mirror, does not make A unsymmetric). Non-square
- *  gives 0. @return SLA_OK, SLA_EINVAL. */
+ *  gives 0. Every dtype (complex: Aᵀ = A, complex symmetric; see sla_matrix_is_hermitian).
+ *  @return SLA_OK, SLA_EINVAL. */
 SLA_API sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol,
                                            int *is_symmetric);
+
+/** Hermitian test A = Aᴴ for every matrix of the batch, with the tolerance of
+ *  sla_matrix_is_symmetric (|a_ij − conj(a_ji)| ≤ atol + rtol·max(|a_ij|, |a_ji|); a diagonal
+ *  entry needs |Im a_ii| within it). For real dtypes the same as sla_matrix_is_symmetric;
+ *  complex dtypes: is_symmetric tests Aᵀ = A (complex symmetric, not Hermitian). */
+SLA_API sla_status sla_matrix_is_hermitian(const sla_matrix *A, double rtol, double atol,
+                                           int *is_hermitian);
 
 /** Diagonal of a square or rectangular batch: counts over all batch elements. */
 typedef struct sla_diag_info {
@@ -64,21 +85,24 @@ typedef struct sla_diag_info {
     int64_t nan;        /**< stored diagonal values that are NaN (none of the three above) */
 } sla_diag_info;
 
-/** @return SLA_OK, SLA_EINVAL. */
+/** Real dtypes only (sign counts): SLA_EDTYPE for complex ones.
+ *  @return SLA_OK, SLA_EINVAL, SLA_EDTYPE. */
 SLA_API sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info);
 
-/** Copies the diagonal, [batch][min(nrows, ncols)] of dtype, 0 where not stored. */
+/** Copies the diagonal, [batch][min(nrows, ncols)] of dtype, 0 where not stored (every dtype). */
 SLA_API sla_status sla_matrix_diagonal(const sla_matrix *A, void *diag);
 
 /** Matrix norm per batch element, as double: which = 'F' (Frobenius), '1' (max column sum of
- *  |a_ij|), 'I' (max row sum), 'M' (max |a_ij|). Non-finite values are not an error: an
+ *  |a_ij|), 'I' (max row sum), 'M' (max |a_ij|); |a_ij| is the modulus for complex dtypes.
+ *  Non-finite values are not an error: an
  *  infinite entry gives inf, a NaN entry NaN (for every which). The Frobenius norm is scaled
  *  as LAPACK's dlassq, so entries near the overflow threshold do not overflow.
  *  @param[out] norms [batch].
  *  @return SLA_OK, SLA_EINVAL (unknown which). */
 SLA_API sla_status sla_matrix_norm(const sla_matrix *A, char which, double *norms);
 
-/** Writes the dense matrices, row-major [batch][nrows][ncols] of dtype (zeros where not stored).
+/** Writes the dense matrices, row-major [batch][nrows][ncols] of dtype (zeros where not stored;
+ *  every dtype).
  *  Meant for small matrices; refuses more than 2^31 dense elements per matrix (SLA_ESHAPE). */
 SLA_API sla_status sla_matrix_to_dense(const sla_matrix *A, void *dense);
 

@@ -20,9 +20,21 @@
  * Values     [batch][nnz] in CSR order: a batch of B ≥ 1 matrices sharing one pattern.
  * Dense      row-major, batch outermost: a vector is [n], a block [n][k], a batched block
  *            [batch][n][k] (the layout of a contiguous torch tensor of shape (B, n, k)).
- * Dtypes     chosen at run time (sla_dtype): float64 and float32 for now. Values, vectors and
- *            outputs of one call share the dtype of the matrix; scalars (alpha, beta, rtol,
- *            norms) are double.
+ * Dtypes     chosen at run time (sla_dtype): float64, float32, complex128 and complex64.
+ *            Values, vectors and outputs of one call share the dtype of the matrix; scalars
+ *            (alpha, beta, rtol, norms) are double. A function that does not take complex
+ *            values yet returns SLA_EDTYPE naming itself (docs/complex.md lists those that do).
+ * Complex    interleaved (re, im) pairs, the layout of C99 double complex / float complex and
+ *            of torch's complex tensors. A scalar parameter of type double is real for every
+ *            dtype; where a scalar may be complex it is passed as const double[2] = {re, im}
+ *            (sla_spmv_c's alpha and beta). Norms, tolerances and residuals are real. The
+ *            sign of a determinant is a unit-modulus phase det/|det|, returned as double[2]
+ *            per batch element ({±1, 0} for real matrices handed as complex; {0, 0} when
+ *            singular). Inner products are conjugated in the first argument, xᴴy (Krylov
+ *            vector spaces included). op = SLA_OP_C is the conjugate transpose Aᴴ (= Aᵀ
+ *            for real dtypes). Gradients follow PyTorch: for a real loss L the cotangent of
+ *            a complex z is the conjugate Wirtinger derivative ∂L/∂z̄ (up to torch's factor
+ *            2, the same linear rule), so x = A⁻¹b gives ∂b = A⁻ᴴg, ∂a_rc = −(A⁻ᴴg)_r·conj(x_c).
  * Ownership  views (sla_matrix) and arrays passed in are borrowed; objects returned through
  *            **out are owned by the caller; pointers returned by accessors are borrowed from
  *            their object and live as long as it does.

@@ -53,7 +53,8 @@ _TAIL_PAD = ("_tail_pad", ctypes.c_char * 512)
 
 class Matrix(ctypes.Structure):
     """sla_matrix: a borrowed view (pattern, dtype, batch, values in CSR order)."""
-    _fields_ = [("pattern", c_void_p), ("dtype", c_int), ("batch", c_int64), ("values", c_void_p)]
+    _fields_ = [("pattern", c_void_p), ("dtype", c_int), ("batch", c_int64), ("values", c_void_p),
+                ("space", c_int)]       # sla_memspace: 0 host (the default), 1 device
 
 
 class SolverOptions(ctypes.Structure):

@@ -30,7 +30,23 @@ from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, SLA_OP_T, Matrix, check, lib
 from ._solver import info_from_c
 from .errors import ConvergenceError, ConvergenceWarning
 
-DTYPE_CODE = {torch.float64: 0, torch.float32: 1}
+DTYPE_CODE = {torch.float64: 0, torch.float32: 1, torch.complex128: 2, torch.complex64: 3}
+
+SECOND_ORDER_COMPLEX = ("second derivatives (create_graph=True) through complex sparse values "
+                        "are not supported yet; first-order gradients are")
+
+
+def refuse_complex_graph(*tensors):
+    """Raises NotImplementedError when a differentiable backward meets complex values: the
+    recorded formulas of the second-order path are written for real dtypes (N ↔ T, no
+    conjugation), and a wrong second derivative must never pass silently."""
+    if any(t is not None and t.dtype.is_complex for t in tensors):
+        raise NotImplementedError(SECOND_ORDER_COMPLEX)
+
+
+def real_dtype(dtype):
+    """The real dtype of the same precision (complex128 → float64; a real dtype is itself)."""
+    return {torch.complex128: torch.float64, torch.complex64: torch.float32}.get(dtype, dtype)
 
 
 def matrix_view(pattern, values):
@@ -229,6 +245,7 @@ class SpMV(Function):
         if not (need_v or need_x):
             return None, None, None, None, None
         if differentiable():
+            refuse_complex_graph(values)
             return SpMV._graph(ctx, values, x, g, need_v, need_x) + (None, None, None)
         # saved as given (a differentiable backward passes cotangents of any layout)
         values, x = values.contiguous(), x.contiguous()
@@ -274,6 +291,7 @@ class PatternOuter(Function):
     @staticmethod
     def backward(ctx, G):
         u, v = ctx.saved_tensors
+        refuse_complex_graph(u)
         batch, p = G.shape[0], ctx.pattern
         du = dv = None
 
@@ -304,7 +322,7 @@ class FroNorm(Function):
         norms = (ctypes.c_double * values.shape[0])()
         A = matrix_view(pattern, values)
         check(lib.sla_matrix_norm(ctypes.byref(A), b"F", norms))
-        out = torch.tensor(list(norms), dtype=values.dtype)
+        out = torch.tensor(list(norms), dtype=real_dtype(values.dtype))
         ctx.save_for_backward(values, out)
         return out
 
@@ -320,7 +338,7 @@ def matrix_norm(pattern, values, which):
     norms = (ctypes.c_double * values.shape[0])()
     A = matrix_view(pattern, values)
     check(lib.sla_matrix_norm(ctypes.byref(A), which.encode(), norms))
-    return torch.tensor(list(norms), dtype=values.dtype)
+    return torch.tensor(list(norms), dtype=real_dtype(values.dtype))
 
 
 class ToDense(Function):

@@ -93,6 +93,9 @@ class SlqLogdet(torch.autograd.Function):
     @staticmethod
     def forward(ctx, vals, pattern, Z, steps, owner):
         require("sla_logdet_slq", "logdet(method='hutchinson')")
+        if vals.dtype.is_complex:
+            raise TypeError(f"logdet(method='hutchinson') needs a real SPD matrix; got "
+                            f"{vals.dtype} (use the factorization: method='auto')")
         v64 = vals.detach().to(torch.float64).contiguous()
         A = matrix_view(pattern, v64)
         B = vals.shape[0]

@@ -98,6 +98,12 @@ def spsolve(val, row, col, shape, b, backend="auto", method="auto", atol=None, m
     SparseTensor.solve (rtol, return_info, strict, ...). torch-sla's default
     matrix_type='general' and preconditioner='jacobi' are accepted as given (they do not
     force LU or Jacobi)."""
+    if getattr(val, "is_cuda", False) or getattr(b, "is_cuda", False):
+        # CUDA tensors: libsla's CUDA backend, no host copy of val and b (torch_sla/_cuda.py)
+        from ._cuda import spsolve as cuda_spsolve
+        return cuda_spsolve(val, row, col, shape, b, method=method, atol=atol, maxiter=maxiter,
+                            preconditioner=preconditioner, rtol=kwargs.get("rtol", tol),
+                            is_spd=is_spd)
     from .sparse_tensor import SparseTensor
     if matrix_type == "general":
         matrix_type = None

@@ -22,7 +22,7 @@ from torch.autograd import Function
 
 from ._capi import SLA_OP_N, SLA_OP_T, SolveInfoC, check, lib
 from ._functions import (DTYPE_CODE, SolveConfig, differentiable, other, outer,
-                         PatternOuter, spmv)
+                         PatternOuter, refuse_complex_graph, spmv)
 from ._solver import acquire
 
 # bytes of the dense right-hand-side blocks of InverseEntries' backward (per block)
@@ -159,6 +159,7 @@ def solve_backward(ctx, g):
     solver, op = ctx.solver, ctx.op
     ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
     if differentiable():
+        refuse_complex_graph(values)
         dv, db = (_lstsq_graph if ctx.lsqr else _solve_graph)(ctx, values, b, x, g, need_v)
         return dv, (db if need_b else None)
     if not need_v:                    # ∂B alone: the adjoint solve
@@ -218,7 +219,11 @@ def _lstsq_graph(ctx, values, b, x, g, need_v):
 class Slogdet(Function):
     """(log|det A_b| [B], sign [B]) from a direct factorization (sla_solver_logdet). Backward,
     first order: sla_solver_logdet_grad (entries of A⁻ᵀ on the pattern, from the factors);
-    differentiable: g · InverseEntries(values)."""
+    differentiable: g · InverseEntries(values).
+    Complex values: sign is the phase s = det/|det| (complex, differentiable) and log|det| is
+    real. With Z = conj(A⁻ᵀ) on the pattern (sla_solver_logdet_grad, g = 1), d log|det| =
+    Re tr(A⁻¹dA) and dθ = Im tr(A⁻¹dA) give torch's gradient (g_lad + i·c)·Z, where
+    c = Im(g_sign·conj(s)) is the phase's share (s = e^{iθ})."""
 
     @staticmethod
     def forward(ctx, values, pattern, options):
@@ -228,14 +233,28 @@ class Slogdet(Function):
         _hold(ctx, solver, pin, 1)
         ctx.save_for_backward(values)
         sign_t = torch.tensor(sign, dtype=values.dtype)
-        ctx.mark_non_differentiable(sign_t)
-        return torch.tensor(lad, dtype=values.dtype), sign_t
+        if not values.dtype.is_complex:
+            ctx.mark_non_differentiable(sign_t)    # ±1, 0: piecewise constant
+        ctx.sign = sign_t
+        real = values.real.dtype if values.dtype.is_complex else values.dtype
+        return torch.tensor(lad, dtype=real), sign_t
 
     @staticmethod
     def backward(ctx, g_lad, g_sign):
         (values,) = ctx.saved_tensors
         solver = ctx.solver
         ctx.generation = solver.ensure_values(values.detach(), ctx.generation)
+        if values.dtype.is_complex:
+            if differentiable():
+                refuse_complex_graph(values)
+            z = torch.empty_like(values)
+            solver.logdet_grad([1.0] * values.shape[0], z)
+            _release(ctx)
+            w = g_lad.to(values.dtype) if g_lad is not None else \
+                torch.zeros(values.shape[0], dtype=values.dtype)
+            if g_sign is not None:
+                w = w + 1j * (g_sign * ctx.sign.conj()).imag
+            return w.unsqueeze(-1) * z, None, None
         if differentiable():
             z = InverseEntries.apply(values, solver, ctx.generation)
             return g_lad.unsqueeze(-1) * z, None, None

@@ -212,9 +212,14 @@ class Solver:
         return st, info
 
     def logdet(self):
-        sign = (ctypes.c_double * self.batch)()
+        """(sign, log|det|) lists; for a complex dtype the sign is the complex phase (libsla
+        returns it as {re, im} pairs)."""
+        cplx = self.dtype_code in (2, 3)
+        sign = (ctypes.c_double * (2 * self.batch if cplx else self.batch))()
         lad = (ctypes.c_double * self.batch)()
         check(lib.sla_solver_logdet(self.ptr, sign, lad))
+        if cplx:
+            return [complex(sign[2 * b], sign[2 * b + 1]) for b in range(self.batch)], list(lad)
         return list(sign), list(lad)
 
     def logdet_grad(self, g, dvalues):

@@ -49,6 +49,9 @@ class SpectralMixin:
             raise NotImplementedError("eigs(sigma=) of a non-symmetric matrix: shift-invert "
                                       "is not offered; use which=")
         require("sla_eigs", "eigs")
+        if self.dtype.is_complex:
+            raise TypeError(f"eigs of a {self.dtype} matrix is not supported yet (ARPACK's "
+                            f"real driver; the imaginary part is never dropped)")
         N = self.sparse_shape[0]
         vals = self._csr().detach().to(torch.float64).contiguous()
         if not 1 <= k <= N - 2:

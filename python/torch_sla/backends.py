@@ -8,7 +8,7 @@ import torch
 from ._args import choice
 from ._capi import METHODS, BackendInfoC, check, lib
 
-_DTYPES = (torch.float64, torch.float32)
+_DTYPES = (torch.float64, torch.float32, torch.complex128, torch.complex64)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,9 @@ def load_mtx(path, dtype=None, device="cpu"):
     symmetric or skew-symmetric; gzip recognised by content) into a SparseTensor. Symmetric
     storage is expanded (both triangles), entries stay in file order.
 
-    dtype: torch.float64 (default) or torch.float32. Errors (bad banner, index out of range,
+    dtype: torch.float64 (default) or torch.float32; a complex file needs torch.complex128
+    (its default) or torch.complex64, and a real file read as complex gets zero imaginary
+    parts. Errors (bad banner, index out of range,
     truncated file...) raise ParseError / SlaIOError with libsla's "FILE:LINE: what" message;
     a path holding a NUL byte raises ValueError, as open() does.
     """
@@ -38,20 +40,28 @@ def load_mtx(path, dtype=None, device="cpu"):
     require("sla_mm_read", "load_mtx")
     if torch.device(device).type != "cpu":
         raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
-    dtype = torch.float64 if dtype is None else dtype
-    if dtype not in (torch.float64, torch.float32):
-        raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype}")
+    if dtype is not None and dtype not in (torch.float64, torch.float32, torch.complex128,
+                                           torch.complex64):
+        raise TypeError(f"dtype must be torch.float64, float32, complex128 or complex64, got "
+                        f"{dtype}")
     coo = ctypes.POINTER(CooC)()
     check(lib.sla_mm_read(_c_path(path), ctypes.byref(coo)))
     try:
         c = coo.contents
-        if c.field == MM_FIELDS["complex"]:
-            raise TypeError(f"{path}: complex Matrix Market files are not supported yet "
-                            f"(complex dtype)")
+        cplx = c.field == MM_FIELDS["complex"]
+        if dtype is None:
+            dtype = torch.complex128 if cplx else torch.float64
+        if cplx and not dtype.is_complex:
+            raise TypeError(f"{path}: the file is complex but dtype={dtype} is real (read it as "
+                            f"torch.complex128 or torch.complex64)")
         n = c.nnz
         row = _copy(c.row, n, ctypes.c_int64, torch.int64)
         col = _copy(c.col, n, ctypes.c_int64, torch.int64)
-        values = _copy(c.values, n, ctypes.c_double, torch.float64).to(dtype)
+        if cplx:
+            values = torch.view_as_complex(
+                _copy(c.values, 2 * n, ctypes.c_double, torch.float64).reshape(n, 2)).to(dtype)
+        else:
+            values = _copy(c.values, n, ctypes.c_double, torch.float64).to(dtype)
         shape = (c.nrows, c.ncols)
     finally:
         lib.sla_coo_free(ctypes.byref(coo))
@@ -68,8 +78,9 @@ def _copy(ptr, n, ctype, dtype):
 def save_mtx(A, path, comment="", field="real", symmetry="general", index=0):
     """Writes matrix `index` of a (batched) SparseTensor as a Matrix Market coordinate file
     (gzip-compressed if path ends in .gz). Duplicates are summed. field: 'real' (%.17g),
-    'integer' or 'pattern'; symmetry: 'general' or 'symmetric' (lower triangle; the matrix must
-    be numerically symmetric). index: an int of the flattened batch, or a tuple with one int
+    'integer', 'pattern' or 'complex' (what a complex tensor is written as: its default);
+    symmetry: 'general', 'symmetric' (lower triangle; the matrix must be exactly symmetric) or
+    'hermitian' (complex: a_ij = conj(a_ji) exactly). index: an int of the flattened batch, or a tuple with one int
     per batch dimension (0 for an unbatched tensor). A failed write leaves an existing file at
     path as it was (the data go to a temporary file renamed into place). A path or comment
     holding a NUL raises ValueError, as open() does."""
@@ -80,10 +91,12 @@ def save_mtx(A, path, comment="", field="real", symmetry="general", index=0):
                         f"tensor use SparseTensor.from_dense)")
     if not isinstance(comment, str):
         raise TypeError(f"comment must be a string, got {type(comment).__name__}")
-    if field not in ("real", "integer", "pattern"):
-        raise ValueError(f"field = {field!r}: use 'real', 'integer' or 'pattern'")
-    if symmetry not in ("general", "symmetric"):
-        raise ValueError(f"symmetry = {symmetry!r}: use 'general' or 'symmetric'")
+    if A.dtype.is_complex and field == "real":
+        field = "complex"                  # the default field of a complex tensor
+    if field not in ("real", "integer", "pattern", "complex"):
+        raise ValueError(f"field = {field!r}: use 'real', 'integer', 'pattern' or 'complex'")
+    if symmetry not in ("general", "symmetric", "hermitian"):
+        raise ValueError(f"symmetry = {symmetry!r}: use 'general', 'symmetric' or 'hermitian'")
     raw_path = _c_path(path)
     text = _c_text(comment, "comment") if comment else None
     index = batch_index(index, A.batch_shape)
@@ -114,6 +127,9 @@ def save_sparse(tensor, path, metadata=None):
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"metadata must map strings to strings, got {k!r}: {v!r}")
         meta[k] = v
+    if tensor.dtype.is_complex:
+        raise TypeError(f"save_sparse: {tensor.dtype} values are not supported by the "
+                        f"safetensors writer yet (use save_mtx, field='complex')")
     if len(tensor.batch_shape) >= SAFETENSORS_MAX_DIMS:
         raise ValueError(f"save_sparse: {len(tensor.batch_shape)} batch dimensions (at most "
                          f"{SAFETENSORS_MAX_DIMS - 1})")

@@ -21,11 +21,16 @@ from ._st_spectral import SpectralMixin
 from ._st_surface import SurfaceMixin, _is_scalar
 
 _FLOAT_DTYPES = (torch.float64, torch.float32)
+# values: the real dtypes and the complex ones (complex support: @, solve, slogdet/logdet/det
+# with first-order gradients in torch's convention; docs/complex.md)
+_VALUE_DTYPES = _FLOAT_DTYPES + (torch.complex128, torch.complex64)
 
 
 def _check_cpu(t, what):
     if t.device.type != "cpu":
-        raise ValueError(f"{what} is on {t.device}; libsla runs on the CPU (use .cpu())")
+        raise ValueError(f"{what} is on {t.device}; SparseTensor runs on the CPU (use .cpu()); "
+                         f"CUDA tensors: torch_sla.spsolve(val, row, col, shape, b) solves on "
+                         f"libsla's CUDA backend")
 
 
 def _as_index(t, what):
@@ -77,8 +82,9 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         if not isinstance(values, torch.Tensor):
             values = torch.as_tensor(values)
         _check_cpu(values, "values")
-        if values.dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"values must be float64 or float32, got {values.dtype}")
+        if values.dtype not in _VALUE_DTYPES:
+            raise TypeError(f"values must be float64, float32, complex128 or complex64, got "
+                            f"{values.dtype}")
         row = _as_index(row_indices, "row_indices")
         col = _as_index(col_indices, "col_indices")
         if row.numel() != col.numel():
@@ -120,8 +126,9 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         if not isinstance(A, torch.Tensor):
             A = torch.as_tensor(A)
         _check_cpu(A, "A")
-        if A.dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"from_dense: A must be float64 or float32, got {A.dtype}")
+        if A.dtype not in _VALUE_DTYPES:
+            raise TypeError(f"from_dense: A must be float64, float32, complex128 or complex64, "
+                            f"got {A.dtype}")
         if A.dim() < 2:
             raise ValueError(f"from_dense needs a [*batch, M, N] tensor, got shape "
                              f"{tuple(A.shape)}")
@@ -157,20 +164,25 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
     @classmethod
     def from_scipy(cls, S, dtype=None):
         """From any scipy.sparse matrix or array (converted to COO, duplicates kept). dtype:
-        torch.float64 or torch.float32 (default: float32 for float32 data, else float64).
-        Complex matrices raise TypeError (complex dtypes are not supported yet)."""
+        torch.float64, float32, complex128 or complex64 (default: the data's precision; complex
+        data gives complex128, complex64 for complex64 data). A real dtype for complex data
+        raises TypeError (the imaginary part is never dropped silently)."""
         import numpy as np
         if not callable(getattr(S, "tocoo", None)):
             raise TypeError(f"from_scipy needs a scipy.sparse matrix or array, got "
                             f"{type(S).__name__} (use from_dense for dense arrays)")
-        if dtype is not None and dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
+        if dtype is not None and dtype not in _VALUE_DTYPES:
+            raise TypeError(f"dtype must be torch.float64, float32, complex128 or complex64, "
+                            f"got {dtype!r}")
         coo = S.tocoo()
         data = np.asarray(coo.data)
         if np.iscomplexobj(data):
-            raise TypeError(f"from_scipy: the matrix has complex dtype {data.dtype}; complex "
-                            f"dtypes are not supported yet (take .real explicitly if the "
-                            f"imaginary part is meant to be dropped)")
+            if dtype is not None and not dtype.is_complex:
+                raise TypeError(f"from_scipy: the matrix has complex dtype {data.dtype} but "
+                                f"dtype={dtype} is real (take .real explicitly if the "
+                                f"imaginary part is meant to be dropped)")
+            if dtype is None:
+                dtype = torch.complex64 if data.dtype == np.complex64 else torch.complex128
         if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_):
             raise TypeError(f"from_scipy: unsupported data dtype {data.dtype}")
         if dtype is None:
@@ -268,8 +280,12 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
                 device = a
         if device is not None and torch.device(device).type != "cpu":
             raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
-        if dtype is not None and dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
+        if dtype is not None and dtype not in _VALUE_DTYPES:
+            raise TypeError(f"dtype must be torch.float64, float32, complex128 or complex64, "
+                            f"got {dtype!r}")
+        if dtype is not None and self.dtype.is_complex and not dtype.is_complex:
+            raise TypeError(f"to({dtype}) would drop the imaginary part of {self.dtype} "
+                            f"values; convert the values explicitly (A.with_values(A.values.real))")
         return self if dtype is None or dtype == self.dtype else \
             self.with_values(self.values.to(dtype))
 
@@ -685,6 +701,8 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
                              "(method='hutchinson'); a factorization's log det is exact")
         m = "auto" if m in ("components",) else m
         sign, lad = self.slogdet(m, o["backend"] or "auto")
+        if sign.dtype.is_complex:               # torch.logdet of a complex matrix: log|det| + iθ
+            return torch.complex(lad, torch.angle(sign))
         return torch.where(sign < 0, torch.full_like(lad, math.nan), lad)
 
     def det(self, method=None, backend=None):

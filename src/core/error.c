@@ -87,6 +87,8 @@ size_t sla_dtype_size(sla_dtype dtype)
     switch (dtype) {
     case SLA_FLOAT64: return sizeof(double);
     case SLA_FLOAT32: return sizeof(float);
+    case SLA_COMPLEX128: return 2 * sizeof(double);
+    case SLA_COMPLEX64: return 2 * sizeof(float);
     }
     return 0;
 }
@@ -96,6 +98,8 @@ const char *sla_dtype_name(sla_dtype dtype)
     switch (dtype) {
     case SLA_FLOAT64: return "float64";
     case SLA_FLOAT32: return "float32";
+    case SLA_COMPLEX128: return "complex128";
+    case SLA_COMPLEX64: return "complex64";
     }
     return "invalid";
 }
@@ -179,6 +183,13 @@ void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_
 
 int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad)
 {
+    if (sla_dtype_is_complex(dtype)) {
+        /* an entry is finite when both parts are: test 2n reals, report the entry */
+        int64_t b2 = 0;
+        int ok = sla_all_finite(sla_dtype_real(dtype), x, 2 * n, &b2);
+        if (!ok && bad) *bad = b2 / 2;
+        return ok;
+    }
     if (dtype == SLA_FLOAT64) {
         const double *v = x;
         for (int64_t i = 0; i < n; i++)

@@ -65,13 +65,25 @@ void sla_text_append(char *buf, size_t cap, const char *sep, const char *text);
  *  bounds has nparts + 1 entries; bounds[0] = 0, bounds[nparts] = nrows. */
 void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_t *bounds);
 
+/** Bit of sla_matrix_check_for's check_finite argument: the caller supports the complex dtypes.
+ *  Without it a complex128/complex64 matrix is refused with SLA_EDTYPE naming the function, so
+ *  that code written for real dtypes never reads complex values as real ones. */
+#define SLA_CHECK_COMPLEX_OK 2
+
 /** sla_matrix_check() on behalf of the public function func, naming the matrix argument
  *  `name` in messages ("sla_solver_create: A is NULL", "... A->values[0][17] (row 3, col 4)
- *  is not finite"). */
+ *  is not finite"). check_finite: bit 0 tests the values for NaN/Inf, bit 1
+ *  (SLA_CHECK_COMPLEX_OK) admits complex dtypes. */
 SLA_API sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite);
+/** The same checks for a caller that also takes device views (sla_solver_create): the space
+ *  must be host or device; finiteness is checked for host values only (a device backend checks
+ *  its own). */
+SLA_API sla_status sla_matrix_check_space(const char *func, const char *name,
+                                          const sla_matrix *A, int check_finite);
 
-/** 1 if every one of n doubles/floats is finite; else 0 and *bad = first bad index. */
+/** 1 if every one of n entries of dtype is finite (a complex entry: both parts); else 0 and
+ *  *bad = first bad index (in entries). */
 SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
 
 #endif

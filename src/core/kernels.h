@@ -40,12 +40,16 @@ typedef struct sla_buf { const char *name; const void *p; size_t bytes; } sla_bu
 SLA_API sla_status sla_check_aliasing(const char *func, const sla_buf *out, int nout, const sla_buf *in,
                               int nin);
 
-/** The kernel of sla_pattern_outer_add() (arguments already checked), with
- *  overwrite = 1: dvalues = alpha · Σ_j u[r_s][j]·v[c_s][j], dvalues not read (gradients that
- *  are returned rather than accumulated save one pass over [batch][nnz]);
- *  overwrite = 0: dvalues += the same, as the public function. */
+/** Flag of sla_pattern_outer_run: conjugate each term (complex dtypes; ignored for real ones). */
+#define SLA_OUTER_CONJ 2
+
+/** The kernel of sla_pattern_outer_add() (arguments already checked), with flags
+ *  bit 0 (overwrite) = 1: dvalues = alpha · Σ_j u[r_s][j]·conj(v[c_s][j]), dvalues not read
+ *  (gradients that are returned rather than accumulated save one pass over [batch][nnz]);
+ *  bit 0 = 0: dvalues += the same, as the public function;
+ *  SLA_OUTER_CONJ: each term is conj(u·conj(v)) = conj(u)·v instead (complex dtypes). */
 void sla_pattern_outer_run(const sla_pattern *p, sla_dtype dtype, int64_t batch, double alpha,
                            const void *u, int u_batched, const void *v, int v_batched,
-                           int64_t k, int overwrite, void *dvalues);
+                           int64_t k, int flags, void *dvalues);
 
 #endif

@@ -1,10 +1,12 @@
-/* Template (see core/instantiate.h): numerical properties of a matrix batch. */
+/* Template (see core/instantiate.h; real and complex): numerical properties of a matrix
+ * batch. */
 
-/* |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|), a missing mirror counting as 0; equal values
+/* |a_ij − m(a_ji)| ≤ atol + rtol·max(|a_ij|, |a_ji|) with m the identity (symmetric) or conj
+ * (herm = 1: Hermitian, a no-op for real dtypes), a missing mirror counting as 0; equal values
  * match, also when they are infinite, and NaN matches NaN (a diagonal entry is its own mirror,
  * and inf − inf = NaN would fail the test). */
 static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t batch,
-                            const REAL *v, double rtol, double atol)
+                            const ENTRY *v, double rtol, double atol, int herm)
 {
     int64_t nnz = sla_pattern_nnz(p);
     const sla_pattern *t;
@@ -13,25 +15,28 @@ static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t b
     const int32_t *ci = sla_pattern_colind(p), *tci = sla_pattern_colind(t);
     int sym = 1;
     for (int64_t b = 0; b < batch && sym; b++) {
-        const REAL *a = v + b * nnz;
+        const ENTRY *a = v + b * nnz;
         /* walk row i of A and row i of Aᵀ (= column i of A) together: both sorted */
         for (int64_t i = 0; i < sla_pattern_nrows(p) && sym; i++) {
             int64_t s = rp[i], q = trp[i];
             while ((s < rp[i + 1] || q < trp[i + 1]) && sym) {
                 int64_t cs = s < rp[i + 1] ? ci[s] : INT64_MAX;
                 int64_t cq = q < trp[i + 1] ? tci[q] : INT64_MAX;
-                double x = 0, y = 0;
+                ENTRY x = 0, y = 0;
                 if (cs <= cq) x = a[s++];
                 if (cq <= cs) y = a[perm[q++]];
-                if (x == y || (isnan(x) && isnan(y))) continue;
-                if (!(fabs(x - y) <= atol + rtol * fmax(fabs(x), fabs(y)))) sym = 0;
+                if (herm) y = CONJ(y);
+                if (x == y || (isnan(RE(x)) && isnan(RE(y))) || (isnan(IM(x)) && isnan(IM(y))))
+                    continue;
+                if (!((double)ABS(x - y) <= atol + rtol * fmax(ABS(x), ABS(y)))) sym = 0;
             }
         }
     }
     return sym;
 }
 
-static void FN(diag)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *d,
+/* the diagonal; info (sign counts) for real dtypes only (complex callers pass NULL) */
+static void FN(diag)(const sla_pattern *p, int64_t batch, const ENTRY *v, ENTRY *d,
                      sla_diag_info *info)
 {
     int64_t nnz = sla_pattern_nnz(p);
@@ -42,12 +47,13 @@ static void FN(diag)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *d
         int64_t s = sla_pattern_find(p, i, i);
         if (info && s >= 0) info->present++;
         for (int64_t b = 0; b < batch; b++) {
-            REAL x = s >= 0 ? v[b * nnz + s] : 0;
+            ENTRY x = s >= 0 ? v[b * nnz + s] : 0;
             if (d) d[b * m + i] = x;
             if (info && s >= 0) {
-                if (x > 0) info->positive++;
-                else if (x < 0) info->negative++;
-                else if (x == 0) info->zero++;
+                REAL xr = RE(x);
+                if (xr > 0) info->positive++;
+                else if (xr < 0) info->negative++;
+                else if (xr == 0) info->zero++;
                 else info->nan++;
             }
         }
@@ -55,14 +61,14 @@ static void FN(diag)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *d
     if (info) info->missing = m - info->present;
 }
 
-static void FN(norm)(const sla_pattern *p, int64_t batch, const REAL *v, char which,
+static void FN(norm)(const sla_pattern *p, int64_t batch, const ENTRY *v, char which,
                      double *out, double *colsum)
 {
     int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p), nnz = sla_pattern_nnz(p);
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
     for (int64_t b = 0; b < batch; b++) {
-        const REAL *a = v + b * nnz;
+        const ENTRY *a = v + b * nnz;
         double r = 0;
         if (which == 'F') {
             /* scaled sum of squares (LAPACK dlassq) avoids overflow for entries ~1e200; an
@@ -71,7 +77,7 @@ static void FN(norm)(const sla_pattern *p, int64_t batch, const REAL *v, char wh
             double scale = 0, ssq = 1;
             int has_inf = 0, has_nan = 0;
             for (int64_t s = 0; s < nnz; s++) {
-                double x = fabs((double)a[s]);
+                double x = (double)ABS(a[s]);
                 if (isnan(x)) { has_nan = 1; continue; }
                 if (isinf(x)) { has_inf = 1; continue; }
                 if (x == 0) continue;
@@ -80,29 +86,29 @@ static void FN(norm)(const sla_pattern *p, int64_t batch, const REAL *v, char wh
             }
             r = has_nan ? NAN : has_inf ? INFINITY : scale * sqrt(ssq);
         } else if (which == 'M') {
-            for (int64_t s = 0; s < nnz; s++) r = max_nan(r, fabs((double)a[s]));
+            for (int64_t s = 0; s < nnz; s++) r = max_nan(r, (double)ABS(a[s]));
         } else if (which == 'I') {
             for (int64_t i = 0; i < m; i++) {
                 double t = 0;
-                for (int64_t s = rp[i]; s < rp[i + 1]; s++) t += fabs((double)a[s]);
+                for (int64_t s = rp[i]; s < rp[i + 1]; s++) t += (double)ABS(a[s]);
                 r = max_nan(r, t);
             }
         } else { /* '1' */
             for (int64_t j = 0; j < n; j++) colsum[j] = 0;
-            for (int64_t s = 0; s < nnz; s++) colsum[ci[s]] += fabs((double)a[s]);
+            for (int64_t s = 0; s < nnz; s++) colsum[ci[s]] += (double)ABS(a[s]);
             for (int64_t j = 0; j < n; j++) r = max_nan(r, colsum[j]);
         }
         out[b] = r;
     }
 }
 
-static void FN(to_dense)(const sla_pattern *p, int64_t batch, const REAL *v, REAL *dense)
+static void FN(to_dense)(const sla_pattern *p, int64_t batch, const ENTRY *v, ENTRY *dense)
 {
     int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p), nnz = sla_pattern_nnz(p);
     const int64_t *rp = sla_pattern_rowptr(p);
     const int32_t *ci = sla_pattern_colind(p);
     for (int64_t b = 0; b < batch; b++) {
-        REAL *d = dense + b * m * n;
+        ENTRY *d = dense + b * m * n;
         for (int64_t q = 0; q < m * n; q++) d[q] = 0;
         for (int64_t i = 0; i < m; i++)
             for (int64_t s = rp[i]; s < rp[i + 1]; s++) d[i * n + ci[s]] = v[b * nnz + s];
@@ -111,7 +117,7 @@ static void FN(to_dense)(const sla_pattern *p, int64_t batch, const REAL *v, REA
 
 /* Counts entries kept (|a| > tol in some batch element; tol < 0 keeps all) and, when rows/cols
  * are given, records their coordinates in row-major order. */
-static int64_t FN(dense_keep)(int64_t m, int64_t n, int64_t batch, const REAL *dense, double tol,
+static int64_t FN(dense_keep)(int64_t m, int64_t n, int64_t batch, const ENTRY *dense, double tol,
                               int64_t *rows, int64_t *cols)
 {
     int64_t cnt = 0;
@@ -119,7 +125,7 @@ static int64_t FN(dense_keep)(int64_t m, int64_t n, int64_t batch, const REAL *d
         for (int64_t j = 0; j < n; j++) {
             int keep = tol < 0;
             for (int64_t b = 0; b < batch && !keep; b++)
-                keep = fabs((double)dense[(b * m + i) * n + j]) > tol;
+                keep = (double)ABS(dense[(b * m + i) * n + j]) > tol;
             if (!keep) continue;
             if (rows) { rows[cnt] = i; cols[cnt] = j; }
             cnt++;
@@ -127,8 +133,8 @@ static int64_t FN(dense_keep)(int64_t m, int64_t n, int64_t batch, const REAL *d
     return cnt;
 }
 
-static void FN(dense_pick)(int64_t m, int64_t n, int64_t batch, const REAL *dense, int64_t nnz,
-                           const int64_t *rows, const int64_t *cols, REAL *v)
+static void FN(dense_pick)(int64_t m, int64_t n, int64_t batch, const ENTRY *dense, int64_t nnz,
+                           const int64_t *rows, const int64_t *cols, ENTRY *v)
 {
     for (int64_t b = 0; b < batch; b++)
         for (int64_t s = 0; s < nnz; s++) v[b * nnz + s] = dense[(b * m + rows[s]) * n + cols[s]];

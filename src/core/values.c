@@ -2,12 +2,14 @@
 #include "core/kernels.h"
 
 #define SLA_TEMPLATE "core/t_values.h"
+#define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
 static sla_status check_dtype(const char *func, sla_dtype dtype)
 {
-    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return sla_error_set(SLA_EDTYPE, func, "dtype %d is not float64 or float32", (int)dtype);
+    if (sla_dtype_size(dtype) == 0)
+        return sla_error_set(SLA_EDTYPE, func, "dtype %d is not float64, float32, complex128 or "
+                             "complex64", (int)dtype);
     return SLA_OK;
 }
 
@@ -36,7 +38,7 @@ sla_status sla_values_gather(const sla_pattern *p, sla_dtype dtype, int64_t batc
     SLA_TRY(check_values(__func__, p, dtype, batch, "coo_values", coo_values,
                          p ? sla_pattern_nnz_input(p) : 0, "csr_values", csr_values,
                          p ? sla_pattern_nnz(p) : 0));
-    SLA_DISPATCH(dtype, gather, (p, batch, coo_values, csr_values));
+    SLA_DISPATCH_ALL(dtype, gather, (p, batch, coo_values, csr_values));
     return SLA_OK;
 }
 
@@ -46,7 +48,7 @@ sla_status sla_values_scatter(const sla_pattern *p, sla_dtype dtype, int64_t bat
     SLA_TRY(check_values(__func__, p, dtype, batch, "csr_values", csr_values,
                          p ? sla_pattern_nnz(p) : 0, "coo_values", coo_values,
                          p ? sla_pattern_nnz_input(p) : 0));
-    SLA_DISPATCH(dtype, scatter, (p, batch, csr_values, coo_values));
+    SLA_DISPATCH_ALL(dtype, scatter, (p, batch, csr_values, coo_values));
     return SLA_OK;
 }
 
@@ -66,21 +68,21 @@ static sla_status check_inplace(const char *func, const void *out, const char *i
 
 sla_status sla_matrix_transpose_values(const sla_matrix *A, void *out)
 {
-    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, SLA_CHECK_COMPLEX_OK));
     SLA_CHECK_ARG(out || sla_pattern_nnz(A->pattern) == 0, "out is NULL");
     SLA_TRY(sla_check_overlap(__func__, "out", out, values_bytes(A), "A->values", A->values,
                               values_bytes(A)));
     const sla_pattern *t;
     const int64_t *perm;
     SLA_TRY(sla_pattern_cached_transpose(A->pattern, &t, &perm));
-    SLA_DISPATCH(A->dtype, permute, (A->batch, sla_pattern_nnz(A->pattern), perm, A->values, out));
+    SLA_DISPATCH_ALL(A->dtype, permute, (A->batch, sla_pattern_nnz(A->pattern), perm, A->values, out));
     return SLA_OK;
 }
 
 sla_status sla_matrix_scale(const sla_matrix *A, double alpha, const void *row_scale,
                             const void *col_scale, void *out)
 {
-    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, SLA_CHECK_COMPLEX_OK));
     SLA_CHECK_ARG(out || sla_pattern_nnz(A->pattern) == 0, "out is NULL");
     size_t es = sla_dtype_size(A->dtype);
     SLA_TRY(check_inplace(__func__, out, "A->values", A->values, values_bytes(A)));
@@ -88,15 +90,15 @@ sla_status sla_matrix_scale(const sla_matrix *A, double alpha, const void *row_s
                               (size_t)sla_pattern_nrows(A->pattern) * es));
     SLA_TRY(sla_check_overlap(__func__, "out", out, values_bytes(A), "col_scale", col_scale,
                               (size_t)sla_pattern_ncols(A->pattern) * es));
-    SLA_DISPATCH(A->dtype, scale, (A->pattern, A->batch, alpha, row_scale, col_scale, A->values, out));
+    SLA_DISPATCH_ALL(A->dtype, scale, (A->pattern, A->batch, alpha, row_scale, col_scale, A->values, out));
     return SLA_OK;
 }
 
 sla_status sla_matrix_add(double alpha, const sla_matrix *A, double beta, const sla_matrix *B,
                           void *out)
 {
-    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
-    SLA_TRY(sla_matrix_check_for(__func__, "B", B, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, SLA_CHECK_COMPLEX_OK));
+    SLA_TRY(sla_matrix_check_for(__func__, "B", B, SLA_CHECK_COMPLEX_OK));
     if (A->pattern != B->pattern)
         return SLA_FAIL(SLA_ESHAPE, "A and B must share one pattern object");
     if (A->dtype != B->dtype || A->batch != B->batch)
@@ -106,7 +108,7 @@ sla_status sla_matrix_add(double alpha, const sla_matrix *A, double beta, const 
     SLA_CHECK_ARG(out || sla_pattern_nnz(A->pattern) == 0, "out is NULL");
     SLA_TRY(check_inplace(__func__, out, "A->values", A->values, values_bytes(A)));
     SLA_TRY(check_inplace(__func__, out, "B->values", B->values, values_bytes(B)));
-    SLA_DISPATCH(A->dtype, axpby, (A->batch * sla_pattern_nnz(A->pattern), alpha, A->values, beta,
+    SLA_DISPATCH_ALL(A->dtype, axpby, (A->batch * sla_pattern_nnz(A->pattern), alpha, A->values, beta,
                                    B->values, out));
     return SLA_OK;
 }

@@ -412,6 +412,7 @@ static void describe(sla_solver *s)
 
 static void chol_destroy(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) { sla_cholmod_z_destroy(s); return; }
     chol_impl *c = s->impl;
     if (!c) return;
     if (c->L)
@@ -441,6 +442,7 @@ static sla_status chol_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "cholesky needs the matrix, not a matrix-free operator");
+    if (sla_dtype_is_complex(s->dtype)) return sla_cholmod_z_create(s);
     chol_impl *c = sla_calloc(1, sizeof *c, "cholmod solver");
     if (!c) return SLA_ENOMEM;
     s->impl = c;
@@ -491,6 +493,7 @@ static sla_status chol_create(sla_solver *s)
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status chol_refactor(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_cholmod_z_refactor(s);
     SLA_TRY(sla_symlower_check(&((chol_impl *)s->impl)->low, &s->A, "cholesky"));
     sla_status st = factorize_all(s);
     describe(s);
@@ -539,6 +542,7 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
 static sla_status chol_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                              const sla_solve_params *params, sla_solve_info *info)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_cholmod_z_solve(s, op, nrhs, B, X, params, info);
     SLA_TRY(check_valid(s));
     SLA_TRY(check_regular(s));
     chol_impl *c = s->impl;
@@ -600,6 +604,7 @@ static double sum_log_diagonal(const cholmod_factor *L)
  * numerically singular (sla_direct_numerically_singular). */
 static sla_status chol_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_cholmod_z_logdet(s, sign, logabsdet);
     SLA_TRY(check_valid(s));
     chol_impl *c = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
@@ -673,6 +678,7 @@ static sla_status grad_one(void *ctx, int64_t b, int t)
  * flops of the factorization, nnz(L) doubles per thread. */
 static sla_status chol_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_cholmod_z_logdet_grad(s, g, dvalues);
     SLA_TRY(check_valid(s));
     SLA_TRY(check_regular(s));
     chol_impl *c = s->impl;
@@ -692,7 +698,8 @@ const sla_backend sla_backend_cholmod = {
              .description = "CHOLMOD supernodal Cholesky LLᵀ (SuiteSparse), AMD/METIS orderings, "
                             "batched, selected inverse for log-determinant gradients",
              .methods = SLA_METHOD_BIT(SLA_METHOD_CHOLESKY),
-             .dtypes = SLA_BOTH_DTYPES,
+             .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex LLᴴ: cholmod_z.c */
              .priority = 100,
              .available = 1,
              .unavailable_reason = NULL},

@@ -253,4 +253,48 @@ int64_t sla_simplicial_find(const sla_simplicial_llt *L, int64_t i, int64_t j);
  *  @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL (not a filled pattern). */
 sla_status sla_selinv_llt_simplicial(const sla_simplicial_llt *L, double *Z);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Complex LU (umfpack_z.c): the hooks of sla_backend_umfpack for complex128 / complex64         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The backend hooks (sla_backend) of method lu for complex dtypes, UMFPACK's umfpack_zl_*;
+ *  umfpack.c calls them when s->dtype is complex. logdet's sign is [batch][2] (a phase). */
+sla_status sla_umfpack_z_create(sla_solver *s);
+sla_status sla_umfpack_z_refactor(sla_solver *s);
+sla_status sla_umfpack_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                               const sla_solve_params *p, sla_solve_info *info);
+sla_status sla_umfpack_z_logdet(sla_solver *s, double *sign, double *logabsdet);
+sla_status sla_umfpack_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+void sla_umfpack_z_destroy(sla_solver *s);
+
+/** One column of a complex direct solve: x = op(A_b)⁻¹ rhs, rhs and x [n] double complex (rhs
+ *  may be overwritten); an error status with its message. (_Complex: this header does not
+ *  include <complex.h>, whose macro I would clash with the real backends' names.) */
+typedef sla_status (*sla_zcolumn_fn)(sla_solver *s, void *ctx, int64_t b, sla_op op,
+                                     double _Complex *rhs, double _Complex *x);
+
+/** Largest n for the n-solve complex log-determinant gradient. */
+#define SLA_ZDIRECT_GRAD_MAXN 20000
+
+/** Every batch element and column of op(A) X = B ([batch][n][nrhs] of the complex dtype)
+ *  through fn (complex_util.c). */
+sla_status sla_zdirect_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                             sla_zcolumn_fn fn, void *ctx);
+
+/** dvalues[b][s] = g[b]·conj((A_b⁻¹)_{c_s r_s}) by one solve (fn, op = N) per row r: column r
+ *  of A⁻¹ holds the entries that row r's slots need. SLA_EUNSUPPORTED above
+ *  SLA_ZDIRECT_GRAD_MAXN unknowns. */
+sla_status sla_zdirect_logdet_grad(sla_solver *s, const double *g, void *dvalues,
+                                   sla_zcolumn_fn fn, void *ctx);
+
+/** The hooks of method cholesky for complex dtypes (cholmod_z.c: CHOLMOD's complex LLᴴ of a
+ *  Hermitian positive definite A); cholmod.c calls them when s->dtype is complex. */
+sla_status sla_cholmod_z_create(sla_solver *s);
+sla_status sla_cholmod_z_refactor(sla_solver *s);
+sla_status sla_cholmod_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                               const sla_solve_params *p, sla_solve_info *info);
+sla_status sla_cholmod_z_logdet(sla_solver *s, double *sign, double *logabsdet);
+sla_status sla_cholmod_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+void sla_cholmod_z_destroy(sla_solver *s);
+
 #endif

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <klu.h>
 
-#include "direct/direct.h"
+#include "direct/klu_impl.h"
 #include "direct/lu_util.h"
 #include "direct/selinv_lu.h"
 #if SLA_HAVE_METIS
@@ -254,11 +254,11 @@ static sla_status factor_all(sla_solver *s, klu_impl *k, int refactor)
     return SLA_OK;
 }
 
-/* The analysis of klu_create: klu_l_analyze (or _given) on the CSR arrays of A (= CSC of Aᵀ),
+/* The analysis of klu_create (klu_impl.h; also klu_z.c's): klu_l_analyze (or _given) on the CSR arrays of A (= CSC of Aᵀ),
  * ai the column indices as int64; common is updated with the ordering used (METIS: KLU's user
  * ordering hook). */
-static sla_status klu_analyze_pattern(const sla_solver *s, const int64_t *ai,
-                                      klu_l_common *common, klu_l_symbolic **out)
+sla_status sla_klu_analyze_pattern(const sla_solver *s, const int64_t *ai, klu_l_common *common,
+                                   klu_l_symbolic **out)
 {
     SuiteSparse_long *ap = (SuiteSparse_long *)sla_pattern_rowptr(s->pattern);
     SuiteSparse_long *aim = (SuiteSparse_long *)ai;   /* read only; KLU's prototype is not const */
@@ -286,7 +286,7 @@ static sla_status klu_analyze_pattern(const sla_solver *s, const int64_t *ai,
     return SLA_FAIL(SLA_EBACKEND, "klu_l_analyze failed with status %lld", (long long)c.status);
 }
 
-static void klu_common_defaults(klu_l_common *common)
+void sla_klu_common_defaults(klu_l_common *common)
 {
     klu_l_defaults(common);
     common->halt_if_singular = 0;          /* keep singular factors: logdet gives sign 0 */
@@ -314,10 +314,10 @@ sla_status sla_klu_analysis(const sla_solver *s, sla_analysis **out)
     sla_analysis *a = sla_analysis_new(&sla_backend_klu, sizeof(klu_analysis), klu_analysis_free);
     if (!a) return SLA_ENOMEM;
     klu_analysis *k = a->state;
-    klu_common_defaults(&k->common);
+    sla_klu_common_defaults(&k->common);
     k->ai = lu_colind64(s->pattern);
     sla_status st = k->ai ? SLA_OK : SLA_ENOMEM;
-    if (st == SLA_OK && s->n > 0) st = klu_analyze_pattern(s, k->ai, &k->common, &k->symbolic);
+    if (st == SLA_OK && s->n > 0) st = sla_klu_analyze_pattern(s, k->ai, &k->common, &k->symbolic);
     if (st != SLA_OK) { sla_analysis_free(&a); return st; }
     if (k->symbolic) {
         /* lnz and unz count the diagonal of each block (once in L, once in U) */
@@ -332,6 +332,7 @@ sla_status sla_klu_analysis(const sla_solver *s, sla_analysis **out)
 
 static sla_status klu_create(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_klu_z_create(s);
     klu_impl *k = sla_calloc(1, sizeof *k, "KLU solver");
     if (!k) return SLA_ENOMEM;
     s->impl = k;
@@ -350,13 +351,14 @@ static sla_status klu_create(sla_solver *s)
     }
     k->ai = lu_colind64(s->pattern);
     if (!k->ai) return SLA_ENOMEM;
-    klu_common_defaults(&k->common);
-    if (s->n > 0) SLA_TRY(klu_analyze_pattern(s, k->ai, &k->common, &k->symbolic));
+    sla_klu_common_defaults(&k->common);
+    if (s->n > 0) SLA_TRY(sla_klu_analyze_pattern(s, k->ai, &k->common, &k->symbolic));
     return factor_all(s, k, 0);
 }
 
 static sla_status klu_refactor_values(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_klu_z_refactor(s);
     return factor_all(s, s->impl, 1);
 }
 
@@ -431,6 +433,7 @@ static sla_status solve_task(void *ctx, int64_t b, int64_t *code)
 static sla_status klu_solve_rhs(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                                 const sla_solve_params *params, sla_solve_info *info)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_klu_z_solve(s, op, nrhs, B, X, params, info);
     klu_impl *k = s->impl;
     return lu_solve_tasks(s, k->valid, k->lu, op, nrhs, B, X, info, 0, solve_task,
                           "klu_l_solve");
@@ -442,6 +445,7 @@ static sla_status klu_solve_rhs(sla_solver *s, sla_op op, int64_t nrhs, const vo
  * pivoting), Q (BTF and the fill-reducing ordering). */
 static sla_status klu_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_klu_z_logdet(s, sign, logabsdet);
     klu_impl *k = s->impl;
     if (!k->valid)
         return SLA_FAIL(SLA_EINVAL, "the last refactor failed; call sla_solver_refactor again");
@@ -501,6 +505,7 @@ static sla_status grad_task(void *ctx, int64_t b, int64_t *code)
 
 static sla_status klu_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_klu_z_logdet_grad(s, g, dvalues);
     klu_impl *k = s->impl;
     return lu_grad_tasks(s, k->valid, k->lu, g, dvalues, grad_task,
                          "selected inverse (KLU factors)");
@@ -508,6 +513,7 @@ static sla_status klu_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 
 static void klu_destroy(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) { sla_klu_z_destroy(s); return; }
     klu_impl *k = s->impl;
     if (!k) return;
     klu_l_common c = k->common;
@@ -526,7 +532,8 @@ const sla_backend sla_backend_klu = {
              .description = "KLU (SuiteSparse): BTF + AMD + left-looking sparse LU for circuit "
                             "matrices, fast refactor, transposed solves, determinants",
              .methods = SLA_METHOD_BIT(SLA_METHOD_KLU),
-             .dtypes = SLA_BOTH_DTYPES,
+             .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: klu_z.c */
              .priority = 10,
              .available = 1},
     .create = klu_create,

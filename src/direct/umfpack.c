@@ -19,7 +19,8 @@
  * refactor succeed, logdet gives sign 0 and −inf, and solve and logdet_grad return SLA_ESINGULAR
  * naming the column of A at the first zero pivot; numerically singular ones (the rcond estimate
  * of condest.c below SLA_RCOND_SINGULAR, checked after every factorization) likewise, naming the
- * column at the smallest pivot. */
+ * column at the smallest pivot.
+ * Complex dtypes: every hook hands over to umfpack_z.c (umfpack_zl_*). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -190,6 +191,7 @@ static sla_status umf_symbolic(sla_solver *s, umf_impl *u)
 
 static sla_status umf_create(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_umfpack_z_create(s);
     umf_impl *u = sla_calloc(1, sizeof *u, "UMFPACK solver");
     if (!u) return SLA_ENOMEM;
     s->impl = u;
@@ -207,6 +209,7 @@ static sla_status umf_create(sla_solver *s)
 
 static sla_status umf_refactor(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_umfpack_z_refactor(s);
     return factor_all(s, s->impl);
 }
 
@@ -240,6 +243,7 @@ static sla_status solve_task(void *ctx, int64_t t, int64_t *code)
 static sla_status umf_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                             const sla_solve_params *params, sla_solve_info *info)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_umfpack_z_solve(s, op, nrhs, B, X, params, info);
     umf_impl *u = s->impl;
     return lu_solve_tasks(s, u->valid, u->lu, op, nrhs, B, X, info, 1, solve_task,
                           "umfpack_dl_wsolve");
@@ -249,6 +253,7 @@ static sla_status umf_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *
  * which includes the row scaling and the parities of P and Q (det Aᵀ = det A). */
 static sla_status umf_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_umfpack_z_logdet(s, sign, logabsdet);
     umf_impl *u = s->impl;
     if (!u->valid)
         return SLA_FAIL(SLA_EINVAL, "the last refactor failed; call sla_solver_refactor again");
@@ -316,6 +321,7 @@ static sla_status grad_task(void *ctx, int64_t b, int64_t *code)
 
 static sla_status umf_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_umfpack_z_logdet_grad(s, g, dvalues);
     umf_impl *u = s->impl;
     return lu_grad_tasks(s, u->valid, u->lu, g, dvalues, grad_task,
                          "selected inverse (UMFPACK factors)");
@@ -323,6 +329,7 @@ static sla_status umf_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 
 static void umf_destroy(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) { sla_umfpack_z_destroy(s); return; }
     umf_impl *u = s->impl;
     if (!u) return;
     for (int64_t b = 0; u->e && b < s->batch; b++)
@@ -340,7 +347,8 @@ const sla_backend sla_backend_umfpack = {
              .description = "UMFPACK (SuiteSparse): multifrontal sparse LU with partial pivoting, "
                             "transposed solves from the same factors, determinants",
              .methods = SLA_METHOD_BIT(SLA_METHOD_LU),
-             .dtypes = SLA_BOTH_DTYPES,
+             .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: umfpack_z.c */
              .priority = 10,
              .available = 1},
     .create = umf_create,

@@ -52,36 +52,48 @@ sla_status mm_coo_store(const mm_cursor *c, int64_t line, sla_coo *a, int64_t i,
     return SLA_OK;
 }
 
-/* Duplicates are summed in double before a float32 result is rounded, so float32 values are
- * the rounded sums rather than sums of rounded entries. */
+/* Duplicates are summed in double (complex double) before a float32 (complex64) result is
+ * rounded, so float32 values are the rounded sums rather than sums of rounded entries. A real
+ * file into a complex dtype gets zero imaginary parts; a complex file into a real dtype is
+ * refused (its imaginary parts would be dropped). */
 sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pattern **pattern, void **values)
 {
     SLA_CHECK_ARG(pattern && values, "%s is NULL", pattern ? "values" : "pattern");
     *pattern = NULL;
     *values = NULL;
     SLA_CHECK_ARG(coo, "coo is NULL");
-    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64 or SLA_FLOAT32", (int)dtype);
-    if (coo->field == SLA_MM_COMPLEX)
-        return SLA_FAIL(SLA_EDTYPE, "the matrix is complex, but complex dtypes are not supported yet");
+    if (sla_dtype_size(dtype) == 0)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64, SLA_FLOAT32, SLA_COMPLEX128 or "
+                        "SLA_COMPLEX64", (int)dtype);
+    int cfile = coo->field == SLA_MM_COMPLEX, cdt = sla_dtype_is_complex(dtype);
+    if (cfile && !cdt)
+        return SLA_FAIL(SLA_EDTYPE, "the matrix is complex but dtype %s is real (read it as "
+                        "complex128 or complex64)", sla_dtype_name(dtype));
     sla_pattern *p = NULL;
     SLA_TRY(sla_error_attribute(sla_pattern_from_coo(coo->nrows, coo->ncols, coo->nnz, coo->row,
                                                      coo->col, &p), __func__));
-    int64_t nnz = sla_pattern_nnz(p);
-    double *csr = sla_malloc((size_t)nnz, sizeof(double), "CSR values");
-    float *csr32 = csr && dtype == SLA_FLOAT32 ? sla_malloc((size_t)nnz, sizeof(float), "CSR values")
-                                               : NULL;
-    if (!csr || (dtype == SLA_FLOAT32 && !csr32)) {
+    int64_t nnz = sla_pattern_nnz(p), parts = cdt ? 2 : 1;
+    double *csr = sla_malloc((size_t)(parts * nnz), sizeof(double), "CSR values");
+    int narrow = sla_dtype_real(dtype) == SLA_FLOAT32;
+    float *csr32 = csr && narrow ? sla_malloc((size_t)(parts * nnz), sizeof(float), "CSR values")
+                                 : NULL;
+    if (!csr || (narrow && !csr32)) {
         sla_free(csr);
         sla_pattern_free(&p);
         return sla_error_attribute(SLA_ENOMEM, __func__);
     }
-    sla_values_gather(p, SLA_FLOAT64, 1, coo->values, csr);   /* arguments are valid */
-    if (dtype == SLA_FLOAT32) {
-        for (int64_t s = 0; s < nnz; s++) csr32[s] = (float)csr[s];   /* overflow gives ±inf */
+    if (cfile) {
+        sla_values_gather(p, SLA_COMPLEX128, 1, coo->values, csr);   /* arguments are valid */
+    } else {
+        sla_values_gather(p, SLA_FLOAT64, 1, coo->values, csr);
+        if (cdt)                                     /* widen in place, last entry first */
+            for (int64_t s = nnz - 1; s >= 0; s--) { csr[2 * s] = csr[s]; csr[2 * s + 1] = 0; }
+    }
+    if (narrow) {
+        for (int64_t s = 0; s < parts * nnz; s++) csr32[s] = (float)csr[s];   /* overflow: ±inf */
         sla_free(csr);
     }
     *pattern = p;
-    *values = dtype == SLA_FLOAT64 ? (void *)csr : (void *)csr32;
+    *values = narrow ? (void *)csr32 : (void *)csr;
     return SLA_OK;
 }

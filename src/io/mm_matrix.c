@@ -8,14 +8,15 @@ sla_status sla_mm_read_matrix(const char *path, sla_dtype dtype, sla_pattern **p
     *pattern = NULL;
     *values = NULL;
     SLA_CHECK_ARG(path, "path is NULL");
-    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64 or SLA_FLOAT32", (int)dtype);
+    if (sla_dtype_size(dtype) == 0)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64, SLA_FLOAT32, SLA_COMPLEX128 or "
+                        "SLA_COMPLEX64", (int)dtype);
     sla_coo *a = NULL;
     SLA_TRY(mm_read_path(path, __func__, &a));
     sla_status st;
-    if (a->field == SLA_MM_COMPLEX)
-        st = SLA_FAIL(SLA_EDTYPE, "%s: the field is 'complex', but complex dtypes are not supported "
-                                  "yet (sla_mm_read() returns the complex entries)", path);
+    if (a->field == SLA_MM_COMPLEX && !sla_dtype_is_complex(dtype))
+        st = SLA_FAIL(SLA_EDTYPE, "%s: the field is 'complex' but dtype %s is real (read it as "
+                      "complex128 or complex64)", path, sla_dtype_name(dtype));
     else if ((st = sla_coo_to_matrix(a, dtype, pattern, values)) != SLA_OK)
         sla_error_wrap(st, "sla_mm_read_matrix", "%s", path);
     if (st == SLA_OK) {

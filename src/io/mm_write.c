@@ -111,9 +111,17 @@ static sla_status sink_close(sink *s)
 
 /* ---- checks ---- */
 
+/* part p (0 real, 1 imaginary: complex dtypes only) of CSR slot s */
+static double value_part(const sla_matrix *A, const void *v, int64_t s, int p)
+{
+    int parts = sla_dtype_is_complex(A->dtype) ? 2 : 1;
+    return sla_dtype_real(A->dtype) == SLA_FLOAT64 ? ((const double *)v)[parts * s + p]
+                                                   : ((const float *)v)[parts * s + p];
+}
+
 static double value_at(const sla_matrix *A, const void *v, int64_t s)
 {
-    return A->dtype == SLA_FLOAT64 ? ((const double *)v)[s] : ((const float *)v)[s];
+    return value_part(A, v, s, 0);
 }
 
 static int same_value(double x, double y) { return x == y || (isnan(x) && isnan(y)); }
@@ -125,7 +133,7 @@ static int same_value(double x, double y) { return x == y || (isnan(x) && isnan(
 #define MMW_FAIL(status, ...) sla_error_set((status), "sla_mm_write", __VA_ARGS__)
 #define MMW_CHECK(cond, ...) do { if (!(cond)) return MMW_FAIL(SLA_EINVAL, __VA_ARGS__); } while (0)
 
-static sla_status check_symmetric(const sla_matrix *A, const void *v)
+static sla_status check_symmetric(const sla_matrix *A, const void *v, int herm)
 {
     const sla_pattern *p = A->pattern;
     if (sla_pattern_nrows(p) != sla_pattern_ncols(p))
@@ -142,9 +150,18 @@ static sla_status check_symmetric(const sla_matrix *A, const void *v)
                                 (long long)i, ci[s], ci[s], (long long)i);
             double x = v ? value_at(A, v, s) : 0.0, y = v && t >= 0 ? value_at(A, v, t) : 0.0;
             if (!same_value(x, y))
-                return MMW_FAIL(SLA_EINVAL, "A is not symmetric: A[%lld][%d] = %.17g but "
-                                "A[%d][%lld] = %.17g (write it with SLA_MM_GENERAL)",
-                                (long long)i, ci[s], x, ci[s], (long long)i, y);
+                return MMW_FAIL(SLA_EINVAL, "A is not %s: Re A[%lld][%d] = %.17g but "
+                                "Re A[%d][%lld] = %.17g (write it with SLA_MM_GENERAL)",
+                                herm ? "Hermitian" : "symmetric", (long long)i, ci[s], x, ci[s],
+                                (long long)i, y);
+            if (!v || !sla_dtype_is_complex(A->dtype)) continue;
+            /* complex: the imaginary parts equal (symmetric) or opposite (Hermitian) */
+            double xi = value_part(A, v, s, 1), yi = t >= 0 ? value_part(A, v, t, 1) : 0.0;
+            if (!same_value(xi, herm ? -yi : yi))
+                return MMW_FAIL(SLA_EINVAL, "A is not %s: Im A[%lld][%d] = %.17g but "
+                                "Im A[%d][%lld] = %.17g (write it with SLA_MM_GENERAL)",
+                                herm ? "Hermitian" : "symmetric", (long long)i, ci[s], xi, ci[s],
+                                (long long)i, yi);
         }
     return SLA_OK;
 }
@@ -166,13 +183,22 @@ static sla_status check_args(const char *path, const sla_matrix *A, int64_t inde
                              sla_mm_field field, sla_mm_symmetry symmetry)
 {
     MMW_CHECK(path, "path is NULL");
-    SLA_TRY(sla_matrix_check_for("sla_mm_write", "A", A, 0));
+    SLA_TRY(sla_matrix_check_for("sla_mm_write", "A", A, SLA_CHECK_COMPLEX_OK));
     MMW_CHECK(index >= 0 && index < A->batch, "index = %lld is not in [0, batch = %lld)",
                   (long long)index, (long long)A->batch);
-    MMW_CHECK(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN,
-                  "field = %d is not SLA_MM_REAL, SLA_MM_INTEGER or SLA_MM_PATTERN", (int)field);
-    MMW_CHECK(symmetry == SLA_MM_GENERAL || symmetry == SLA_MM_SYMMETRIC,
-                  "symmetry = %d is not SLA_MM_GENERAL or SLA_MM_SYMMETRIC", (int)symmetry);
+    int cplx = sla_dtype_is_complex(A->dtype);
+    MMW_CHECK(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN ||
+              field == SLA_MM_COMPLEX, "field = %d is not SLA_MM_REAL, SLA_MM_INTEGER, "
+              "SLA_MM_PATTERN or SLA_MM_COMPLEX", (int)field);
+    MMW_CHECK(!cplx || field == SLA_MM_COMPLEX || field == SLA_MM_PATTERN,
+              "A is %s: field must be SLA_MM_COMPLEX (or SLA_MM_PATTERN)",
+              sla_dtype_name(A->dtype));
+    MMW_CHECK(cplx || field != SLA_MM_COMPLEX, "field SLA_MM_COMPLEX needs a complex A (A is %s)",
+              sla_dtype_name(A->dtype));
+    MMW_CHECK(symmetry == SLA_MM_GENERAL || symmetry == SLA_MM_SYMMETRIC ||
+              (symmetry == SLA_MM_HERMITIAN && field == SLA_MM_COMPLEX),
+              "symmetry = %d is not SLA_MM_GENERAL or SLA_MM_SYMMETRIC (or SLA_MM_HERMITIAN "
+              "with SLA_MM_COMPLEX)", (int)symmetry);
     return SLA_OK;
 }
 
@@ -203,7 +229,9 @@ static void write_entries(sink *s, const sla_matrix *A, const void *v, sla_mm_fi
 {
     const int64_t *rp = sla_pattern_rowptr(A->pattern);
     const int32_t *ci = sla_pattern_colind(A->pattern);
-    const char *real_fmt = A->dtype == SLA_FLOAT64 ? "%lld %lld %.17g\n" : "%lld %lld %.9g\n";
+    int dbl = sla_dtype_real(A->dtype) == SLA_FLOAT64;
+    const char *real_fmt = dbl ? "%lld %lld %.17g\n" : "%lld %lld %.9g\n";
+    const char *cplx_fmt = dbl ? "%lld %lld %.17g %.17g\n" : "%lld %lld %.9g %.9g\n";
     for (int64_t i = 0; i < sla_pattern_nrows(A->pattern) && !s->err; i++)
         for (int64_t t = rp[i]; t < rp[i + 1]; t++) {
             if (lower_only && ci[t] > i) break;      /* columns are sorted */
@@ -214,6 +242,9 @@ static void write_entries(sink *s, const sla_matrix *A, const void *v, sla_mm_fi
             else if (field == SLA_MM_INTEGER)
                 n = snprintf(line, LINE_MAX_CHARS, "%lld %lld %" PRId64 "\n", r, c,
                              (int64_t)value_at(A, v, t));
+            else if (field == SLA_MM_COMPLEX)
+                n = snprintf(line, LINE_MAX_CHARS, cplx_fmt, r, c, value_part(A, v, t, 0),
+                             value_part(A, v, t, 1));
             else n = snprintf(line, LINE_MAX_CHARS, real_fmt, r, c, value_at(A, v, t));
             s->n += (size_t)n;
         }
@@ -227,8 +258,10 @@ sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
     const void *v = A->values ? (const char *)A->values +
                                     (size_t)index * (size_t)nnz * sla_dtype_size(A->dtype)
                               : NULL;
-    int lower_only = symmetry == SLA_MM_SYMMETRIC;
-    if (lower_only) SLA_TRY(check_symmetric(A, field == SLA_MM_PATTERN ? NULL : v));
+    int lower_only = symmetry != SLA_MM_GENERAL;
+    if (lower_only)
+        SLA_TRY(check_symmetric(A, field == SLA_MM_PATTERN ? NULL : v,
+                                symmetry == SLA_MM_HERMITIAN));
     if (field == SLA_MM_INTEGER) SLA_TRY(check_integers(A, v));
     int64_t count = nnz;
     if (lower_only) {
@@ -238,10 +271,11 @@ sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t index,
         for (int64_t i = 0; i < sla_pattern_nrows(A->pattern); i++)
             for (int64_t t = rp[i]; t < rp[i + 1] && ci[t] <= i; t++) count++;
     }
-    static const char *const fields[] = {"real", "integer", "pattern"};
+    static const char *const fields[] = {"real", "integer", "pattern", "complex"};
+    static const char *const symmetries[] = {"general", "symmetric", "", "hermitian"};
     char banner[LINE_MAX_CHARS];
     snprintf(banner, sizeof banner, "%%%%MatrixMarket matrix coordinate %s %s\n", fields[field],
-             lower_only ? "symmetric" : "general");
+             symmetries[symmetry]);
     sink s;
     SLA_TRY(sink_open(&s, path, "sla_mm_write"));
     write_header(&s, banner, comment, sla_pattern_nrows(A->pattern), sla_pattern_ncols(A->pattern),

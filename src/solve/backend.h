@@ -68,6 +68,13 @@ sla_status sla_solver_block_finite(const char *func, const sla_solver *s, const 
 sla_status sla_solver_block_amax(const sla_solver *s, const void *x, int64_t total, double *m);
 sla_status sla_solver_block_scale(const sla_solver *s, int e, const void *x, int64_t total,
                                   void *y);
+/* x = 0, y = x, a new block of `total` entries (contents undefined) and its free, through the
+ * block space: how the generic layer zeroes, copies and allocates blocks that may be in device
+ * memory (sla_backend.memory) */
+sla_status sla_solver_block_zero(const sla_solver *s, void *x, int64_t total);
+sla_status sla_solver_block_copy(const sla_solver *s, const void *x, int64_t total, void *y);
+sla_status sla_solver_block_alloc(const sla_solver *s, int64_t total, void **x);
+void sla_solver_block_free(const sla_solver *s, int64_t total, void *x);
 /* ‖x‖₂ over `total` entries (all columns together), through the block space */
 sla_status sla_solver_block_norm(const sla_solver *s, const void *x, int64_t total, double *nrm);
 

@@ -112,7 +112,7 @@ const sla_backend *sla_backend_find(sla_method method, sla_dtype dtype, const ch
         sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "no backend named '%s' "
                       "(sla_backend_count() and sla_backend_get() list them)", name);
     else if (found && !found->info.available && !any)
-        sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "backend '%s' is not compiled in: %s",
+        sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "backend '%s' is not available: %s",
                       name, found->info.unavailable_reason);
     else
         sla_error_set(SLA_EUNSUPPORTED, "sla_backend_find", "no available backend%s%s serves "

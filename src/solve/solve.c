@@ -78,7 +78,10 @@ sla_status sla_solver_block_space(const sla_solver *s, int64_t count, sla_space 
                                   sla_host_space *host)
 {
     if (s->backend && s->backend->block_space) return s->backend->block_space(s, count, V, host);
-    sla_host_space_init(V, host, count, s->dtype, 1, NULL);
+    /* a complex block is, for finiteness, amax (of the parts), power-of-two scaling and the
+     * 2-norm, the real block of its 2·count parts */
+    int parts = sla_dtype_is_complex(s->dtype) ? 2 : 1;
+    sla_host_space_init(V, host, parts * count, sla_dtype_real(s->dtype), 1, NULL);
     return SLA_OK;
 }
 
@@ -93,6 +96,8 @@ sla_status sla_solver_block_finite(const char *func, const sla_solver *s, const 
     SLA_TRY(sla_solver_block_space(s, total, &V, &h));
     sla_status st = V.find_nonfinite(&V, x, &bad);
     if (st != SLA_ENONFINITE) return st;
+    if (bad >= 0 && sla_dtype_is_complex(s->dtype) && !(s->backend && s->backend->block_space))
+        bad /= 2;                                  /* the part's entry (host block space) */
     if (bad < 0) return sla_error_set(SLA_ENONFINITE, func, "%s is not finite on another process", name);
     return sla_error_set(SLA_ENONFINITE, func, "%s[%lld][%lld][%lld] is not finite", name,
                          (long long)(bad / (rows * nrhs)), (long long)(bad / nrhs % rows),
@@ -116,6 +121,38 @@ sla_status sla_solver_block_scale(const sla_solver *s, int e, const void *x, int
     return V.scale_pow2(&V, e, x, y);
 }
 
+sla_status sla_solver_block_zero(const sla_solver *s, void *x, int64_t total)
+{
+    sla_space V;
+    sla_host_space h;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.axpby(&V, 0.0, x, 0.0, x);
+}
+
+sla_status sla_solver_block_copy(const sla_solver *s, const void *x, int64_t total, void *y)
+{
+    sla_space V;
+    sla_host_space h;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.axpby(&V, 1.0, x, 0.0, y);
+}
+
+sla_status sla_solver_block_alloc(const sla_solver *s, int64_t total, void **x)
+{
+    sla_space V;
+    sla_host_space h;
+    *x = NULL;
+    SLA_TRY(sla_solver_block_space(s, total, &V, &h));
+    return V.vec_create(&V, x);
+}
+
+void sla_solver_block_free(const sla_solver *s, int64_t total, void *x)
+{
+    sla_space V;
+    sla_host_space h;
+    if (x && sla_solver_block_space(s, total, &V, &h) >= 0) V.vec_free(&V, x);
+}
+
 sla_status sla_solver_block_norm(const sla_solver *s, const void *x, int64_t total, double *nrm)
 {
     sla_space V;
@@ -124,10 +161,12 @@ sla_status sla_solver_block_norm(const sla_solver *s, const void *x, int64_t tot
     return V.norm(&V, x, nrm);
 }
 
-/* entry i of x as double */
-static double get(sla_dtype dtype, const void *x, int64_t i)
+/* part p (0: real, 1: imaginary, 0 only for a real dtype) of entry i of x as double */
+static double get(sla_dtype dtype, const void *x, int64_t i, int p)
 {
-    return dtype == SLA_FLOAT64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+    int parts = sla_dtype_is_complex(dtype) ? 2 : 1;
+    return sla_dtype_real(dtype) == SLA_FLOAT64 ? ((const double *)x)[parts * i + p]
+                                                : (double)((const float *)x)[parts * i + p];
 }
 
 /* ‖column j‖₂ of batch element b of a [batch][n][k] block for every j into norms[k]: one
@@ -136,13 +175,15 @@ static double get(sla_dtype dtype, const void *x, int64_t i)
 static void column_norms(sla_dtype dtype, const void *x, int64_t n, int64_t k, int64_t b,
                          double *norms, double *maxes)
 {
+    int parts = sla_dtype_is_complex(dtype) ? 2 : 1;    /* |z|² = re² + im² */
     for (int64_t j = 0; j < k; j++) norms[j] = maxes[j] = 0;
     for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < k; j++) {
-            double t = get(dtype, x, (b * n + i) * k + j);
-            norms[j] += t * t;
-            maxes[j] = fmax(maxes[j], fabs(t));
-        }
+        for (int64_t j = 0; j < k; j++)
+            for (int p = 0; p < parts; p++) {
+                double t = get(dtype, x, (b * n + i) * k + j, p);
+                norms[j] += t * t;
+                maxes[j] = fmax(maxes[j], fabs(t));
+            }
     for (int64_t j = 0; j < k; j++) {
         double m = maxes[j];
         if (isnan(norms[j]) || !isfinite(m)) { norms[j] = isnan(norms[j]) ? NAN : m; continue; }
@@ -151,10 +192,11 @@ static void column_norms(sla_dtype dtype, const void *x, int64_t n, int64_t k, i
             continue;
         }
         double ss = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double t = get(dtype, x, (b * n + i) * k + j) / m;
-            ss += t * t;
-        }
+        for (int64_t i = 0; i < n; i++)
+            for (int p = 0; p < parts; p++) {
+                double t = get(dtype, x, (b * n + i) * k + j, p) / m;
+                ss += t * t;
+            }
         norms[j] = m * sqrt(ss);
     }
 }
@@ -233,7 +275,9 @@ static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const vo
 {
     const char *func = "sla_solver_solve";
     ARG_CHECK(s && s->backend, "solver is NULL");
-    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T || op == SLA_OP_C, "op = %d is not N, T or C",
+              (int)op);
+    if (op == SLA_OP_C && !sla_dtype_is_complex(s->dtype)) op = SLA_OP_T;   /* Aᴴ = Aᵀ */
     ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
     int64_t total, xtotal, brows = sla_solver_block_rows(s, op, 1);
     SLA_TRY(sla_solver_block_size(func, s, "B", B, brows, nrhs, &total));
@@ -245,7 +289,7 @@ static sla_status solve_checked(sla_solver *s, sla_op op, int64_t nrhs, const vo
                               sla_solver_values_bytes(s)));
     SLA_TRY(sla_solver_block_finite(func, s, "B", B, brows, nrhs, total));
     if (total == 0) {
-        if (xtotal > 0) memset(X, 0, xbytes);   /* op(A) without rows: x = 0 */
+        if (xtotal > 0) SLA_TRY(sla_solver_block_zero(s, X, xtotal));   /* op(A) without rows: x = 0 */
         sla_solver_info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
         return SLA_OK;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/kernels.h"
 #include "solve/backend.h"
@@ -76,6 +77,16 @@ sla_status sla_solver_create_with(sla_solver *s, sla_method method)
 {
     const sla_backend *b = sla_backend_find(method, s->dtype, s->opt.backend);
     if (!b) return SLA_EUNSUPPORTED;
+    /* the matrix's memory space and the backend's must agree (matrix.h, sla_backend.memory) */
+    int device = s->pattern && s->A.space == SLA_MEM_DEVICE;
+    if (device && b->memory != SLA_MEM_DEVICE)
+        return SLA_FAIL(SLA_EINVAL, "A is in device memory but backend '%s' takes host memory "
+                        "(options.backend: a device backend such as \"cuda\", or NULL)",
+                        b->info.name);
+    if (!device && b->memory == SLA_MEM_DEVICE)
+        return SLA_FAIL(SLA_EINVAL, "backend '%s' takes device memory but %s is in host memory "
+                        "(set A.space = SLA_MEM_DEVICE with device values, or use a host backend)",
+                        b->info.name, s->pattern ? "A" : "a matrix-free operator");
     s->opt.method = method;
     s->backend = b;
     s->description[0] = '\0';
@@ -88,13 +99,55 @@ sla_status sla_solver_create_with(sla_solver *s, sla_method method)
     return st;
 }
 
+/* A device view: method auto's rules read values on the host, so they do not run; auto is
+ * BiCGStab (no symmetry or definiteness test runs on device values; name cg for SPD A) with
+ * Jacobi, and the backend is "cuda" unless options.backend names another device backend. */
+static sla_status device_create(sla_solver *s)
+{
+    if (!s->opt.backend || strcasecmp(s->opt.backend, "auto") == 0) s->opt.backend = "cuda";
+    sla_method method = s->opt.method;
+    if (method == SLA_METHOD_AUTO) {
+        method = SLA_METHOD_BICGSTAB;
+        if (s->opt.precond == SLA_PRECOND_AUTO) s->opt.precond = SLA_PRECOND_JACOBI;
+        snprintf(s->why, sizeof s->why, "method auto on device memory: bicgstab + jacobi (no "
+                 "symmetry or definiteness test runs on device values; name cg for SPD A)");
+    }
+    sla_status st = sla_solver_create_with(s, method);
+    if (st >= 0 && s->why[0]) sla_text_append(s->description, sizeof s->description, "; auto: ", s->why);
+    return st;
+}
+
 sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt, sla_solver **out)
 {
     SLA_CHECK_ARG(out, "out is NULL");
     *out = NULL;
-    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 1));
+    SLA_TRY(sla_matrix_check_space(__func__, "A", A, 1 | SLA_CHECK_COMPLEX_OK));
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
     sla_method method = opt ? opt->method : SLA_METHOD_AUTO;
+    if (sla_dtype_is_complex(A->dtype)) {
+        /* complex, method = auto: Cholesky (CHOLMOD LLᴴ) for a Hermitian matrix whose
+         * factorization succeeds, else sparse LU (UMFPACK); a method no backend serves for
+         * complex is refused by sla_backend_find by name */
+        if (m != n)
+            return SLA_FAIL(SLA_EUNSUPPORTED, "A is %lld × %lld %s: complex least squares is "
+                            "not supported yet", (long long)m, (long long)n,
+                            sla_dtype_name(A->dtype));
+        if (method == SLA_METHOD_AUTO) {
+            sla_solver_options o;
+            if (opt) o = *opt; else sla_solver_options_init(&o);
+            int herm = 0;
+            double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+            SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
+            if (herm) {
+                o.method = SLA_METHOD_CHOLESKY;
+                sla_status st = sla_solver_create(A, &o, out);
+                if (st != SLA_ENOTSPD && st != SLA_EINVAL) return st;
+                sla_clear_error();         /* not positive definite: LU below */
+            }
+            o.method = SLA_METHOD_LU;
+            return sla_solver_create(A, &o, out);
+        }
+    }
     if (m != n && method != SLA_METHOD_AUTO && method != SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld; method %s needs a square matrix (least "
                         "squares: method lsqr or auto)", (long long)m, (long long)n,
@@ -103,7 +156,8 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
     SLA_TRY(solver_alloc(__func__, m, n, A->dtype, A->batch, opt, &s));
     s->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
     s->A = *A;
-    sla_status st = s->opt.method == SLA_METHOD_AUTO ? sla_auto_create(s)
+    sla_status st = A->space == SLA_MEM_DEVICE ? device_create(s)
+                  : s->opt.method == SLA_METHOD_AUTO ? sla_auto_create(s)
                                                      : sla_solver_create_with(s, s->opt.method);
     if (st < 0) { sla_solver_free(&s); return sla_error_attribute(st, __func__); }
     *out = s;
@@ -150,7 +204,8 @@ sla_status sla_solver_refactor(sla_solver *s, const void *values)
     int64_t nnz = sla_pattern_nnz(s->pattern), bad;
     SLA_CHECK_ARG(values || nnz == 0, "values is NULL (expected [%lld][%lld] values)",
                   (long long)s->batch, (long long)nnz);
-    if (!sla_all_finite(s->dtype, values, s->batch * nnz, &bad)) {
+    /* device values: the device backend's refactor checks them */
+    if (s->A.space == SLA_MEM_HOST && !sla_all_finite(s->dtype, values, s->batch * nnz, &bad)) {
         int64_t q = bad % nnz;
         const int64_t *ri = sla_pattern_rowind(s->pattern);
         return SLA_FAIL(SLA_ENONFINITE, "values: value at batch %lld, slot %lld (row %lld, col %d) "

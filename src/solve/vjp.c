@@ -13,7 +13,8 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
                             const void *X, const void *G, void *dB, void *dvalues, int64_t *total)
 {
     ARG_CHECK(s && s->backend, "solver is NULL");
-    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T || op == SLA_OP_C, "op = %d is not N, T or C",
+              (int)op);
     ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
     ARG_CHECK(!dvalues || s->pattern, "dvalues requested from a matrix-free solver");
     if (s->m != s->n)
@@ -36,7 +37,17 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
     return SLA_OK;
 }
 
-/* λ = op(A)⁻ᵀ G into lam (total entries), solved on G·2^−e with 2^e ≥ ‖G‖∞ > 2^(e−1): the
+/* x ← conj(x) for a block of `total` entries of a complex dtype */
+static void conj_block(sla_dtype dtype, int64_t total, void *x)
+{
+    for (int64_t i = 0; i < total; i++) {
+        if (dtype == SLA_COMPLEX128) ((double *)x)[2 * i + 1] = -((double *)x)[2 * i + 1];
+        else ((float *)x)[2 * i + 1] = -((float *)x)[2 * i + 1];
+    }
+}
+
+/* λ = op(A)⁻ᴴ G into lam (total entries; op(A)⁻ᵀ for real dtypes; complex op = T:
+ * (Aᵀ)⁻ᴴ = conj(A)⁻¹, so λ = conj(A⁻¹ conj(G))), solved on G·2^−e with 2^e ≥ ‖G‖∞ > 2^(e−1): the
  * scaled right-hand side is exact and of unit size, so that tiny cotangents (float32, or
  * subnormal ones whose reciprocal norm overflows) neither underflow inside the solver nor
  * make it overflow; atol is scaled alike so the stopping rule is unchanged (a per-solve
@@ -49,21 +60,24 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     if (gmax == 0) {
         sla_solver_info_init(s, info);
         info->residual_norm = info->relative_residual = 0;
-        memset(lam, 0, (size_t)total * sla_dtype_size(s->dtype));
-        return SLA_OK;
+        return sla_solver_block_zero(s, lam, total);
     }
     int e;
     frexp(gmax, &e);
-    void *rhs = sla_malloc((size_t)total, sla_dtype_size(s->dtype), "scaled cotangent");
-    if (!rhs) return SLA_ENOMEM;
+    void *rhs;      /* in the block space: device memory for a device backend */
+    SLA_TRY(sla_solver_block_alloc(s, total, &rhs));
     sla_solve_params p = sla_solve_params_of(s);
     p.atol = ldexp(p.atol, -e);
     p.x0_nonzero = 0;
     sla_status st = sla_solver_block_scale(s, -e, G, total, rhs);
+    int cj = op == SLA_OP_T && sla_dtype_is_complex(s->dtype);
+    if (cj) conj_block(s->dtype, total, rhs);
     if (st >= 0)
-        st = sla_solver_run(s, op == SLA_OP_N ? SLA_OP_T : SLA_OP_N, nrhs, rhs, lam, total, &p,
-                            info, want_residual);
-    sla_free(rhs);
+        st = sla_solver_run(s, op != SLA_OP_N ? SLA_OP_N
+                               : sla_dtype_is_complex(s->dtype) ? SLA_OP_C : SLA_OP_T,
+                            nrhs, rhs, lam, total, &p, info, want_residual);
+    sla_solver_block_free(s, total, rhs);
+    if (st >= 0 && cj) conj_block(s->dtype, total, lam);
     if (st >= 0) {
         sla_status sc = sla_solver_block_scale(s, e, lam, total, lam);
         if (sc < 0) return sc;
@@ -78,11 +92,12 @@ static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void
 {
     const char *func = "sla_solver_solve_vjp";
     int64_t total = 0;
+    if (op == SLA_OP_C && s && !sla_dtype_is_complex(s->dtype)) op = SLA_OP_T;   /* Aᴴ = Aᵀ */
     SLA_TRY(vjp_check(func, s, op, nrhs, X, G, dB, dvalues, &total));
-    size_t es = sla_dtype_size(s->dtype);
-    /* λ goes to a work array, so that dB and dvalues are written only once the solve succeeded */
-    void *lam = sla_malloc((size_t)total, es, "adjoint solution");
-    if (!lam) return sla_error_attribute(SLA_ENOMEM, func);
+    /* λ goes to a work array (of the block space), so that dB and dvalues are written only once
+     * the solve succeeded */
+    void *lam = NULL;
+    if (total > 0) SLA_TRY(sla_error_attribute(sla_solver_block_alloc(s, total, &lam), func));
     sla_status st = total > 0 ? adjoint_solve(s, op, nrhs, G, total, lam, info, want_residual)
                               : SLA_OK;
     if (total == 0) {
@@ -90,12 +105,23 @@ static sla_status vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const void
         info->residual_norm = info->relative_residual = 0;
     }
     if (st >= 0 && dvalues) {
-        /* op = N: ∂a_rc = −λ_r x_c;  op = T (Aᵀx = b): ∂a_rc = −x_r λ_c */
+        /* op = N: ∂a_rc = −λ_r conj(x_c) (λ = A⁻ᴴg); op = C (Aᴴx = b, λ = A⁻¹g):
+         * ∂a_rc = −x_r conj(λ_c); op = T (Aᵀx = b, λ = conj(A)⁻¹g): ∂a_rc = −conj(x_r) λ_c, the
+         * conjugate of op C's term. For real dtypes conj is the identity (T = C). */
         const void *u = op == SLA_OP_N ? lam : X, *v = op == SLA_OP_N ? X : lam;
-        sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -1.0, u, 1, v, 1, nrhs, 1, dvalues);
+        if (s->backend->pattern_outer) {     /* a device backend's (real dtypes only) */
+            sla_status so = s->backend->pattern_outer(s, -1.0, u, v, nrhs, dvalues);
+            if (so < 0) st = so;
+        } else {
+            sla_pattern_outer_run(s->pattern, s->dtype, s->batch, -1.0, u, 1, v, 1, nrhs,
+                                  1 | (op == SLA_OP_T ? SLA_OUTER_CONJ : 0), dvalues);
+        }
     }
-    if (st >= 0 && dB) memcpy(dB, lam, (size_t)total * es);
-    sla_free(lam);
+    if (st >= 0 && dB && total > 0) {
+        sla_status sc = sla_solver_block_copy(s, lam, total, dB);
+        if (sc < 0) st = sc;
+    }
+    sla_solver_block_free(s, total, lam);
     return sla_error_attribute(st, func);
 }
 

@@ -109,6 +109,22 @@ def test_solve_not_converged_exit_code():
 
 
 @need_matrices
+@need_matrices
+def test_solve_device_cuda():
+    """--device cuda: on a GPU machine a CG solve on the CUDA backend; elsewhere (no device, or
+    a build without libsla_cuda) an error naming the reason, never a crash or a CPU solve."""
+    p = run("solve", mat("nos6.mtx"), "--device", "cuda", "--method", "cg", "--precond", "jacobi",
+            "--json")
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        assert "CUDA" in out["description"] and out["residual"] <= 1e-9
+    else:
+        assert p.returncode in (2, 3), p.stderr
+        assert "--device cuda" in p.stderr and "CUDA" in p.stderr
+        assert json.loads(p.stdout)["exit_code"] == p.returncode
+    run("solve", mat("nos6.mtx"), "--device", "tpu", check_rc=2)
+
+
 def test_solve_least_squares():
     """A rectangular file: auto solves min ||b - A x|| by LSQR and reports ||A^T r||."""
     j = run_json("solve", mat("illc1850.mtx"), "--rhs", "random", "--rtol", "1e-12")
@@ -129,8 +145,19 @@ def test_solve_rejects():
     assert "unknown method 'magic'" in p.stderr
     p = run("solve", mat("west0479.mtx"), "--rtol", "abc", check_rc=2)
     assert "not a number" in p.stderr
-    p = run("solve", mat("young1c.mtx"), check_rc=2)
-    assert "complex" in p.stderr
+    p = run("solve", mat("young1c.mtx"), "-o", "/tmp/never_written_by_sla.mtx", check_rc=2)
+    assert "complex" in p.stderr and not os.path.exists("/tmp/never_written_by_sla.mtx")
+
+
+@need_matrices
+def test_solve_complex():
+    """young1c (complex general, 841 × 841): complex128 LU, and full GMRES (the equivalent
+    real formulation: GMRES(50) + Jacobi stalls on this matrix, see docs/complex.md)."""
+    o = run_json("solve", mat("young1c.mtx"))
+    assert o["method"] == "lu" and o["converged"] and o["residual"] < 1e-12
+    o = run_json("solve", mat("young1c.mtx"), "--method", "gmres", "--precond", "none",
+                 "--restart", "841", "--rtol", "1e-10", "--rhs", "random")
+    assert o["converged"] and o["residual"] < 1e-9 and "complex" in o["description"]
 
 
 @need_matrices
@@ -220,7 +247,7 @@ def test_convert_refuses_same_file(tmp_path):
 @need_matrices
 def test_messages_name_command_and_file(tmp_path):
     cplx = mat("headers/c_hermitian.mtx")
-    for args in [["solve", cplx], ["eigsh", cplx, "-k", "1"], ["logdet", cplx],
+    for args in [["eigsh", cplx, "-k", "1"], ["logdet", cplx],
                  ["convert", cplx, str(tmp_path / "c.mtx")]]:
         p = run(*args, check_rc=2)
         assert p.stderr.startswith(f"sla {args[0]}: {cplx}: "), p.stderr

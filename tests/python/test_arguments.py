@@ -177,7 +177,8 @@ def test_spectral_norm():
 
 
 def test_to_rejects_non_float_dtypes(A):
-    with pytest.raises(TypeError, match="torch.float64 or torch.float32, got torch.int64"):
+    with pytest.raises(TypeError, match="torch.float64, float32, complex128 or complex64, "
+                                        "got torch.int64"):
         A.to(torch.int64)
     assert A.to(torch.float32).dtype == torch.float32
 
@@ -253,24 +254,26 @@ def test_shape_messages_print_symbolic_sizes_without_quotes():
 
 
 # --- constructors -------------------------------------------------------------------------------
-def test_from_scipy_refuses_complex_and_non_sparse():
+def test_from_scipy_complex_and_non_sparse():
     S = sp.csr_matrix(np.array([[1 + 2j, 0], [0, 3]]))
-    with pytest.raises(TypeError, match="complex dtype complex128; complex dtypes are not "
-                                        "supported yet"):
-        SparseTensor.from_scipy(S)
-    with pytest.raises(TypeError, match="complex"):
-        SparseTensor.from_scipy(sp.csr_matrix(np.eye(2, dtype=np.complex64)))
+    assert SparseTensor.from_scipy(S).dtype == torch.complex128
+    with pytest.raises(TypeError, match="complex dtype complex128 but dtype=torch.float64 is "
+                                        "real"):
+        SparseTensor.from_scipy(S, dtype=torch.float64)
+    assert SparseTensor.from_scipy(sp.csr_matrix(np.eye(2, dtype=np.complex64))).dtype == \
+        torch.complex64
     with pytest.raises(TypeError, match="scipy.sparse matrix or array, got ndarray"):
         SparseTensor.from_scipy(np.eye(2))
-    with pytest.raises(TypeError, match="dtype must be torch.float64 or torch.float32"):
+    with pytest.raises(TypeError, match="dtype must be torch.float64, float32, complex128 or "
+                                        "complex64"):
         SparseTensor.from_scipy(sp.eye(2), dtype=torch.int64)
     A = SparseTensor.from_scipy(sp.csr_matrix(np.array([[1, 0], [2, 3]], dtype=np.int64)))
     assert A.dtype == f64 and A.to_dense().tolist() == [[1, 0], [2, 3]]
 
 
 def test_from_dense_and_from_torch_sparse_refuse_bad_inputs():
-    with pytest.raises(TypeError, match="from_dense: A must be float64 or float32, got "
-                                        "torch.int64"):
+    with pytest.raises(TypeError, match="from_dense: A must be float64, float32, complex128 or "
+                                        "complex64, got torch.int64"):
         SparseTensor.from_dense(torch.eye(2, dtype=torch.int64))
     with pytest.raises(TypeError, match="torch sparse tensor, got ndarray"):
         SparseTensor.from_torch_sparse(np.eye(2))

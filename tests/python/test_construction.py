@@ -195,7 +195,7 @@ def test_bad_shapes_and_dtypes():
         SparseTensor(torch.ones(4, dtype=torch.float64), r, r, (3, 3))
     with pytest.raises(ValueError, match="col_indices has 2"):
         SparseTensor(one, r, r[:2], (3, 3))
-    with pytest.raises(TypeError, match="float64 or float32"):
+    with pytest.raises(TypeError, match="float64, float32, complex128 or complex64"):
         SparseTensor(torch.ones(3, dtype=torch.int32), r, r, (3, 3))
     with pytest.raises(TypeError, match="integer"):
         SparseTensor(one, r.double(), r, (3, 3))

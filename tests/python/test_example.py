@@ -36,3 +36,18 @@ def test_nonlinear_inverse_small(tmp_path, capsys):
     assert png.exists() and png.stat().st_size > 10000
     out = capsys.readouterr().out
     assert "kappa relative L2 error" in out and "ms/step" in out
+
+
+def test_helmholtz_small(tmp_path, capsys):
+    """The complex Helmholtz example: the complex LU solve and its adjoint learn the complex
+    source amplitudes and scatterer strength."""
+    import helmholtz
+    png = tmp_path / "h.png"
+    r = helmholtz.main(["--size", "24", "--steps", "150", "--out", str(png),
+                        "--print-every", "75"])
+    losses = r["losses"]
+    assert len(losses) == 150
+    assert losses[-1] < 1e-4 * losses[0]                    # it learns
+    assert r["q_error"] < 1e-2 and r["c_error"] < 1e-2
+    assert png.exists() and png.stat().st_size > 10000
+    assert "ms/step" in capsys.readouterr().out

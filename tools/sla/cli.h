@@ -15,8 +15,9 @@ enum { EXIT_OK = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_FAILURE_ = 3 };
 typedef struct cli_matrix {
     const char *path;
     sla_coo *coo;            /* as read (expanded symmetric storage) */
-    sla_pattern *pattern;    /* NULL for complex matrices */
-    double *values;          /* [nnz] float64, CSR order */
+    sla_pattern *pattern;    /* NULL for complex matrices (unless loaded with CLI_COMPLEX_OK) */
+    double *values;          /* [nnz] float64 or [nnz][2] complex128 (dtype), CSR order */
+    sla_dtype dtype;         /* SLA_FLOAT64, or SLA_COMPLEX128 for a complex file (CLI_COMPLEX_OK) */
     const char *format;      /* "matrix market", "rutherford-boeing", "safetensors" */
 } cli_matrix;
 
@@ -30,9 +31,22 @@ void cli_begin(int argc, char **argv);
 
 /* Loads FILE by its extension (.mtx, .mtx.gz, .rb/.rua/.rsa/..., .safetensors). On failure prints
  * "sla CMD: FILE: message" (the file named once) and returns the exit code (2 for bad input,
- * 3 otherwise). need_real: also convert complex files (which then fail: not supported yet). */
+ * 3 otherwise). need_real: 1 refuses complex files (the command does not take them yet), 0
+ * leaves them as COO only (no pattern), CLI_COMPLEX_OK converts them to complex128 values. */
+#define CLI_COMPLEX_OK 2
 int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m);
 void cli_matrix_free(cli_matrix *m);
+
+/* --device cuda (device.c): device copies of the matrix values and b, room for x, through
+ * libsla_cuda loaded at run time. cli_cuda_end copies x back (x may be NULL: only free). */
+typedef struct cli_cuda {
+    void *values, *b, *x;
+    void (*release)(void *);
+    sla_status (*copy)(void *, const void *, size_t, int);
+} cli_cuda;
+int cli_cuda_begin(const char *cmd, const cli_matrix *m, const double *b, int64_t n, int64_t nx,
+                   cli_cuda *d);
+int cli_cuda_end(const char *cmd, cli_cuda *d, double *x, int64_t nx);
 
 /* Prints "sla CMD: WHAT: message" for a failed status (WHAT left out when the library's message
  * already names it, e.g. a file path) and returns the matching exit code. */

@@ -11,7 +11,8 @@ static const char help[] =
     "usage: sla solve FILE [options]\n"
     "\n"
     "Solves A x = b and reports the method and why it was chosen, iterations, the relative\n"
-    "residual ||b - A x|| / ||b|| recomputed from x, time and peak memory. A rectangular\n"
+    "residual ||b - A x|| / ||b|| recomputed from x, time and peak memory. Complex files are\n"
+    "solved in complex128 (b real unless --rhs FILE is complex; no -o yet). A rectangular\n"
     "m x n A is solved in the least-squares sense, min ||b - A x|| (method auto or lsqr; b has\n"
     "m entries, x n), and ||A^T r|| (r = b - A x, 0 at the minimum) is reported too.\n"
     "\n"
@@ -37,6 +38,9 @@ static const char help[] =
     "                          iterations; without it a one-line progress indicator is shown\n"
     "                          when stderr is a terminal\n"
     "  --monitor-every N       iterations between monitor lines, N >= 1\n"
+    "  --device cpu|cuda       where to solve (default cpu); cuda: on libsla's CUDA backend\n"
+    "                          (methods cg, bicgstab, gmres, minres; precond none or jacobi;\n"
+    "                          auto is bicgstab + jacobi), values and b copied to the GPU\n"
     "  --json                  print one JSON object (method, reason, converged, iterations,\n"
     "                          residual, time_s, ...) instead of text; on an error the object is\n"
     "                          {\"error\": message, \"status\": ..., \"exit_code\": ...}\n"
@@ -48,7 +52,7 @@ static const char help[] =
 typedef struct {
     const char *file, *rhs, *out;
     sla_solver_options opt;
-    int json, monitor;
+    int json, monitor, cuda;
 } solve_args;
 
 typedef struct { int lines, tty; double last; } monitor_state;
@@ -83,6 +87,12 @@ static int parse_args(int argc, char **argv, solve_args *a)
         else if (!strcmp(o, "--monitor")) a->monitor = 1;
         else if (!strcmp(o, "--rhs") && v) { a->rhs = v; i++; }
         else if (!strcmp(o, "-o") && v) { a->out = v; i++; }
+        else if (!strcmp(o, "--device") && v) {
+            if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+                return cli_usage_error("solve", "--device %s: expected cpu or cuda", v);
+            a->cuda = !strcmp(v, "cuda");
+            i++;
+        }
         else if (!strcmp(o, "--method") && v) {
             if (sla_method_from_name(v, &a->opt.method)) return cli_fail("solve", SLA_EINVAL, "--method");
             i++;
@@ -102,15 +112,17 @@ static int parse_args(int argc, char **argv, solve_args *a)
     return EXIT_OK;
 }
 
-/* b from "ones", "random" or a Matrix Market n × 1 file */
-static int make_rhs(const char *spec, int64_t n, double *b)
+/* b from "ones", "random" or a Matrix Market n × 1 file; parts = 2 for a complex b (pairs:
+ * ones and random give real entries, a complex file its values) */
+static int make_rhs(const char *spec, int64_t n, int parts, double *b)
 {
-    if (!strcmp(spec, "ones")) { for (int64_t i = 0; i < n; i++) b[i] = 1; return EXIT_OK; }
+    memset(b, 0, sizeof(double) * (size_t)(parts * n));
+    if (!strcmp(spec, "ones")) { for (int64_t i = 0; i < n; i++) b[parts * i] = 1; return EXIT_OK; }
     if (!strcmp(spec, "random")) {
         uint64_t s = 1;
         for (int64_t i = 0; i < n; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
-            b[i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
+            b[parts * i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
         }
         return EXIT_OK;
     }
@@ -118,20 +130,23 @@ static int make_rhs(const char *spec, int64_t n, double *b)
     sla_status st = sla_mm_read(spec, &c);
     if (st) return cli_fail("solve", st, "--rhs");
     int rc = EXIT_OK;
-    if (c->nrows != n || c->ncols != 1 || c->field == SLA_MM_COMPLEX) {
+    int cfile = c->field == SLA_MM_COMPLEX;
+    if (c->nrows != n || c->ncols != 1 || (cfile && parts == 1)) {
         rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ESHAPE), "--rhs %s: expected a "
-                       "real %lld × 1 matrix, got %lld × %lld%s", spec, (long long)n,
-                       (long long)c->nrows, (long long)c->ncols,
-                       c->field == SLA_MM_COMPLEX ? " complex" : "");
+                       "%s %lld × 1 matrix, got %lld × %lld%s", spec,
+                       parts == 1 ? "real" : "real or complex", (long long)n,
+                       (long long)c->nrows, (long long)c->ncols, cfile ? " complex" : "");
     } else {
-        memset(b, 0, sizeof(double) * (size_t)n);
-        for (int64_t k = 0; k < c->nnz; k++) b[c->row[k]] += c->values[k];
+        for (int64_t k = 0; k < c->nnz; k++)
+            for (int p = 0; p < (cfile ? 2 : 1); p++)
+                b[parts * c->row[k] + p] += c->values[(cfile ? 2 : 1) * k + p];
         /* checked here, so that the message names this file and not the matrix */
-        for (int64_t i = 0; i < n && !rc; i++)
+        for (int64_t i = 0; i < parts * n && !rc; i++)
             if (!isfinite(b[i]))
                 rc = cli_error("solve", EXIT_USAGE, sla_status_string(SLA_ENONFINITE), "--rhs %s: "
                                "b[%lld] (row %lld) is %g: the right-hand side must be "
-                               "finite", spec, (long long)i, (long long)i + 1, b[i]);
+                               "finite", spec, (long long)(i / parts), (long long)(i / parts) + 1,
+                               b[i]);
     }
     sla_coo_free(&c);
     return rc;
@@ -194,23 +209,39 @@ int cmd_solve(int argc, char **argv)
     const char *inputs[] = {a.file, strcmp(a.rhs, "ones") && strcmp(a.rhs, "random") ? a.rhs : NULL};
     if (a.out && (rc = cli_check_output("solve", "-o", a.out, inputs, 2))) return rc;
     cli_matrix m;
-    if ((rc = cli_load("solve", a.file, 1, &m))) return rc;
+    if ((rc = cli_load("solve", a.file, CLI_COMPLEX_OK, &m))) return rc;
+    int parts = m.dtype == SLA_COMPLEX128 ? 2 : 1;    /* doubles per entry */
+    if (parts == 2 && a.out) {
+        cli_matrix_free(&m);
+        return cli_error("solve", EXIT_USAGE, sla_status_string(SLA_EUNSUPPORTED), "-o %s: "
+                         "writing a complex solution is not supported yet (%s is complex)",
+                         a.out, a.file);
+    }
     int64_t n = m.coo->nrows, nx = m.coo->ncols;   /* b and r have n entries, x has nx */
-    double *b = malloc(sizeof(double) * (size_t)(n ? n : 1)), *x = calloc((size_t)(nx ? nx : 1), sizeof(double));
-    double *r = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *b = malloc(sizeof(double) * (size_t)(n ? parts * n : 1));
+    double *x = calloc((size_t)(nx ? parts * nx : 1), sizeof(double));
+    double *r = malloc(sizeof(double) * (size_t)(n ? parts * n : 1));
     monitor_state mon = {a.monitor, isatty(2), 0};
     a.opt.monitor = monitor_cb;
     a.opt.monitor_ctx = &mon;
     if (a.opt.monitor_every <= 0) a.opt.monitor_every = 10;
     if (!b || !x || !r) rc = cli_error("solve", EXIT_FAILURE_, sla_status_string(SLA_ENOMEM),
                                        "cannot allocate vectors of %lld entries", (long long)n);
-    if (!rc) rc = make_rhs(a.rhs, n, b);
+    if (!rc) rc = make_rhs(a.rhs, n, parts, b);
     sla_solver *s = NULL;
     sla_solve_info info;
-    sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
+    sla_matrix A = sla_matrix_view(m.pattern, m.dtype, 1, m.values);
+    sla_matrix Asolve = A;                   /* the device view with --device cuda */
+    cli_cuda dev = {0};
     double t0 = cli_now(), t1 = t0, t2 = t0;
+    if (!rc && a.cuda) {
+        rc = cli_cuda_begin("solve", &m, b, n, nx, &dev);
+        Asolve.values = dev.values;
+        Asolve.space = SLA_MEM_DEVICE;
+        a.opt.backend = "cuda";
+    }
     if (!rc) {
-        sla_status st = sla_solver_create(&A, &a.opt, &s);
+        sla_status st = sla_solver_create(&Asolve, &a.opt, &s);
         t1 = cli_now();
         if (st) rc = cli_fail("solve", st, a.file);
     }
@@ -218,20 +249,26 @@ int cmd_solve(int argc, char **argv)
         cli_warn("solve", "--precond %s is ignored: method %s is direct", sla_precond_name(a.opt.precond),
                  sla_method_name(sla_solver_method(s)));
     if (!rc) {
-        sla_status st = sla_solver_solve(s, SLA_OP_N, 1, b, x, &info);
+        sla_status st = a.cuda ? sla_solver_solve(s, SLA_OP_N, 1, dev.b, dev.x, &info)
+                               : sla_solver_solve(s, SLA_OP_N, 1, b, x, &info);
+        if (a.cuda && st >= 0) {
+            int c = cli_cuda_end("solve", &dev, x, nx);
+            if (c) st = SLA_EBACKEND, rc = c;
+        }
         t2 = cli_now();
         if (mon.tty && !mon.lines && mon.last > 0) fputc('\n', stderr);
-        if (st < 0) rc = cli_fail("solve", st, a.file);
+        if (st < 0 && !rc) rc = cli_fail("solve", st, a.file);
         else if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
+    if (a.cuda) cli_cuda_end("solve", &dev, NULL, 0);      /* frees (a no-op once ended) */
     if (!rc || rc == EXIT_NOT_CONVERGED) {
         int w = a.out ? write_vector(a.out, x, nx) : EXIT_OK;
         if (w) rc = w;
         else {
-            memcpy(r, b, sizeof(double) * (size_t)n);
+            memcpy(r, b, sizeof(double) * (size_t)(parts * n));
             sla_spmv(SLA_OP_N, -1.0, &A, x, 0, 1, 1.0, r);       /* r = b − A x */
-            double nb = norm2(b, n);
-            report(&a, &info, nb > 0 ? norm2(r, n) / nb : norm2(r, n), t1 - t0, t2 - t1);
+            double nb = norm2(b, parts * n), nr = norm2(r, parts * n);   /* complex: |z|² */
+            report(&a, &info, nb > 0 ? nr / nb : nr, t1 - t0, t2 - t1);
         }
     }
     sla_solver_free(&s);

@@ -205,7 +205,11 @@ int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
         m->format = "matrix market";
         st = sla_mm_read(path, &m->coo);
     }
-    if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real) {
+    m->dtype = SLA_FLOAT64;
+    if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real == CLI_COMPLEX_OK) {
+        m->dtype = SLA_COMPLEX128;
+        st = sla_coo_to_matrix(m->coo, SLA_COMPLEX128, &m->pattern, (void **)&m->values);
+    } else if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real) {
         cli_matrix_free(m);
         return cli_error(cmd, EXIT_USAGE, sla_status_string(SLA_EDTYPE), "%s: the matrix is "
                          "complex; complex matrices are read but not supported by 'sla %s' yet",

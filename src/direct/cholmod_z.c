@@ -1,0 +1,265 @@
+/* Method "cholesky" for complex128 and complex64: CHOLMOD's complex LLᴴ of a Hermitian positive
+ * definite A (xtype CHOLMOD_COMPLEX: interleaved (re, im), the layout of sla's complex dtypes).
+ * The hooks of sla_backend_cholmod (cholmod.c) hand complex solvers here.
+ *
+ * Orientation: the lower triangle of A in CSR (sla_symlower, entry (i, j), j ≤ i, with value
+ * a_ij) is handed to CHOLMOD as a CSC matrix with stype = +1, whose upper triangle it reads:
+ * column i, row j ≤ i holds a_ij, so CHOLMOD factors M = Aᵀ = conj(A) (A is Hermitian) as
+ * M = L·Lᴴ. Then A x = b is M·conj(x) = conj(b), and op = T (Aᵀ = M) is a plain solve with M;
+ * op = C is op = N (Aᴴ = A). complex64 is widened to double and X rounded at the end.
+ * Hermitian: checked at create and refactor (|a_ij − conj(a_ji)| ≤ 1000·ε·max + ε·max|a|, the
+ * tolerance of the real symmetric check), else SLA_EINVAL: the factorization reads one triangle
+ * only, and a non-Hermitian A would be answered for its Hermitian part.
+ * Singularity: a pivot that is not positive gives SLA_ENOTSPD at create/refactor naming the
+ * column; rcond is CHOLMOD's estimate (min L_jj / max L_jj)², and below SLA_RCOND_SINGULAR
+ * solves are refused (SLA_ESINGULAR) unless options.allow_singular.
+ * log det A = 2·Σ log L_jj (real: A is Hermitian positive definite, phase 1). Its gradient is
+ * A⁻ᴴ = A⁻¹ on the pattern: column r of A⁻¹ by one solve gives row r's entries (n solves,
+ * refused above SLA_ZDIRECT_GRAD_MAXN; no complex selected inverse yet). */
+#include <complex.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <cholmod.h>
+
+#include "direct/direct.h"
+
+typedef struct cholz_impl {
+    cholmod_common cm;
+    sla_symlower low;
+    double complex *x;       /* [low.nnz] values of the lower triangle (batch element b) */
+    cholmod_factor **L;      /* [batch] */
+    double *rcond;           /* [batch] */
+    int valid;
+} cholz_impl;
+
+/* entry k of the lower triangle: a_ij, from its own slot or conj of the mirror's */
+static void load_values(const sla_solver *s, cholz_impl *c, int64_t b)
+{
+    const int32_t *ci = sla_pattern_colind(s->pattern);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    for (int64_t k = 0; k < c->low.nnz; k++) {
+        int64_t q = c->low.src[k];
+        double complex v = s->dtype == SLA_COMPLEX128
+                               ? ((const double complex *)s->A.values)[b * nnz + q]
+                               : ((const float complex *)s->A.values)[b * nnz + q];
+        c->x[k] = ci[q] == c->low.colind[k] ? v : conj(v);
+    }
+}
+
+static cholmod_sparse header(cholz_impl *c, int xtype)
+{
+    cholmod_sparse h;
+    memset(&h, 0, sizeof h);
+    h.nrow = h.ncol = (size_t)c->low.n;
+    h.nzmax = (size_t)c->low.nnz;
+    h.p = c->low.rowptr;
+    h.i = c->low.colind;
+    h.x = xtype == CHOLMOD_PATTERN ? NULL : (void *)c->x;
+    h.stype = 1;
+    h.itype = CHOLMOD_LONG;
+    h.xtype = xtype;
+    h.dtype = CHOLMOD_DOUBLE;
+    h.sorted = 1;
+    h.packed = 1;
+    return h;
+}
+
+static sla_status check_hermitian(const sla_solver *s)
+{
+    double *amax = sla_malloc((size_t)s->batch, sizeof *amax, "norms");
+    if (!amax) return SLA_ENOMEM;
+    sla_status st = sla_matrix_norm(&s->A, 'M', amax);
+    double m = 0;
+    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) m = fmax(m, amax[b]);
+    sla_free(amax);
+    SLA_TRY(st);
+    double eps = s->dtype == SLA_COMPLEX128 ? DBL_EPSILON : FLT_EPSILON;
+    int herm = 0;
+    SLA_TRY(sla_matrix_is_hermitian(&s->A, 1000 * eps, eps * m, &herm));
+    if (!herm)
+        return SLA_FAIL(SLA_EINVAL, "A (%s) is not Hermitian: method cholesky needs a Hermitian "
+                        "positive definite matrix (use method lu)", sla_dtype_name(s->dtype));
+    return SLA_OK;
+}
+
+static sla_status factor_all(sla_solver *s, cholz_impl *c)
+{
+    c->valid = 0;
+    SLA_TRY(check_hermitian(s));
+    for (int64_t b = 0; b < s->batch && s->n > 0; b++) {
+        load_values(s, c, b);
+        cholmod_sparse h = header(c, CHOLMOD_COMPLEX);
+        if (!cholmod_l_factorize(&h, c->L[b], &c->cm) || c->cm.status < CHOLMOD_OK)
+            return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
+                            "cholmod_l_factorize (complex) of batch element %lld failed "
+                            "(status %d)", (long long)b, c->cm.status);
+        if (c->cm.status == CHOLMOD_NOT_POSDEF || (int64_t)c->L[b]->minor < s->n) {
+            const int64_t *perm = c->L[b]->Perm;
+            int64_t k = (int64_t)c->L[b]->minor;
+            return SLA_FAIL(SLA_ENOTSPD, "not positive definite: the Cholesky pivot of column "
+                            "%lld (elimination step %lld of %lld) of batch element %lld is not "
+                            "positive; for Hermitian indefinite or general complex matrices "
+                            "use method lu", (long long)(perm ? perm[k] : k), (long long)k,
+                            (long long)s->n, (long long)b);
+        }
+        c->rcond[b] = cholmod_l_rcond(c->L[b], &c->cm);
+    }
+    double rmin = 1;
+    for (int64_t b = 0; b < s->batch && s->n > 0; b++) rmin = fmin(rmin, c->rcond[b]);
+    s->rcond = rmin;
+    const cholmod_factor *L = s->n > 0 ? c->L[0] : NULL;
+    snprintf(s->description, sizeof s->description,
+             "cholesky (CHOLMOD %d.%d.%d complex LLᴴ, %s): nnz(L) %.0f, rcond %.1e%s%s",
+             CHOLMOD_MAIN_VERSION, CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION,
+             L && L->is_super ? "supernodal" : "simplicial",
+             L ? c->cm.lnz : 0.0, rmin, s->batch > 1 ? " (min over the batch)" : "",
+             sla_direct_singular_note(s));
+    c->valid = 1;
+    return SLA_OK;
+}
+
+sla_status sla_cholmod_z_create(sla_solver *s)
+{
+    cholz_impl *c = sla_calloc(1, sizeof *c, "CHOLMOD complex solver");
+    if (!c) return SLA_ENOMEM;
+    s->impl = c;
+    cholmod_l_start(&c->cm);
+    c->cm.print = 0;
+    c->cm.error_handler = NULL;
+    c->cm.supernodal = CHOLMOD_AUTO;
+    c->cm.final_ll = 1;
+    if (s->opt.ordering == SLA_ORDERING_NATURAL) {
+        c->cm.nmethods = 1;
+        c->cm.method[0].ordering = CHOLMOD_NATURAL;
+        c->cm.postorder = 0;
+    } else if (s->opt.ordering == SLA_ORDERING_AMD || s->opt.ordering == SLA_ORDERING_METIS) {
+        c->cm.nmethods = 1;
+        c->cm.method[0].ordering = s->opt.ordering == SLA_ORDERING_AMD ? CHOLMOD_AMD
+                                                                        : CHOLMOD_METIS;
+    }
+    SLA_TRY(sla_symlower_build(s->pattern, &c->low));
+    c->x = sla_malloc((size_t)c->low.nnz, sizeof *c->x, "lower triangle values");
+    c->L = sla_calloc((size_t)s->batch, sizeof *c->L, "factors");
+    c->rcond = sla_malloc((size_t)s->batch, sizeof *c->rcond, "rcond");
+    if (!c->x || !c->L || !c->rcond) return SLA_ENOMEM;
+    if (s->n > 0) {
+        cholmod_sparse h = header(c, CHOLMOD_PATTERN);
+        c->L[0] = cholmod_l_analyze(&h, &c->cm);
+        if (!c->L[0])
+            return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
+                            "cholmod_l_analyze failed (status %d)", c->cm.status);
+        for (int64_t b = 1; b < s->batch; b++)
+            if (!(c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm))) return SLA_ENOMEM;
+    }
+    return factor_all(s, c);
+}
+
+sla_status sla_cholmod_z_refactor(sla_solver *s)
+{
+    return factor_all(s, s->impl);
+}
+
+static sla_status check_factors(const sla_solver *s, const cholz_impl *c)
+{
+    if (!c->valid)
+        return SLA_FAIL(SLA_EINVAL, "the last refactor failed; call sla_solver_refactor again");
+    for (int64_t b = 0; b < s->batch; b++)
+        if (sla_direct_numerically_singular(s, c->rcond[b]))
+            return SLA_FAIL(SLA_ESINGULAR, "batch element %lld is numerically singular (rcond "
+                            "%.1e < %.1e; options.allow_singular uses it anyway)", (long long)b,
+                            c->rcond[b], SLA_RCOND_SINGULAR);
+    return SLA_OK;
+}
+
+/* x = op(A_b)⁻¹ rhs for one column, rhs and x [n] double complex; M = conj(A) is factored:
+ * op N or C: M·conj(x) = conj(rhs); op T: M·x = rhs */
+static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
+                               double complex *rhs, double complex *x)
+{
+    cholz_impl *c = ctx;
+    int64_t n = s->n;
+    int cj = op != SLA_OP_T;
+    if (cj)
+        for (int64_t i = 0; i < n; i++) rhs[i] = conj(rhs[i]);
+    cholmod_dense B;
+    memset(&B, 0, sizeof B);
+    B.nrow = B.d = B.nzmax = (size_t)n;
+    B.ncol = 1;
+    B.x = rhs;
+    B.xtype = CHOLMOD_COMPLEX;
+    B.dtype = CHOLMOD_DOUBLE;
+    cholmod_dense *X = cholmod_l_solve(CHOLMOD_A, c->L[b], &B, &c->cm);
+    if (!X)
+        return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
+                        "cholmod_l_solve (complex) of batch element %lld failed (status %d)",
+                        (long long)b, c->cm.status);
+    const double complex *xv = X->x;
+    for (int64_t i = 0; i < n; i++) x[i] = cj ? conj(xv[i]) : xv[i];
+    cholmod_l_free_dense(&X, &c->cm);
+    return SLA_OK;
+}
+
+sla_status sla_cholmod_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                               const sla_solve_params *p, sla_solve_info *info)
+{
+    cholz_impl *c = s->impl;
+    SLA_TRY(check_factors(s, c));
+    info->rcond = s->rcond;
+    return sla_zdirect_solve(s, op, nrhs, B, X, solve_column, c);   /* residuals: generic layer */
+}
+
+/* Σ log L_jj of a complex LLᴴ factor (the diagonal is real and positive) */
+static double sum_log_diagonal(const cholmod_factor *L)
+{
+    double sum = 0;
+    const double *x = L->x;       /* interleaved pairs */
+    if (L->is_super) {
+        const int64_t *super = L->super, *pi = L->pi, *px = L->px;
+        for (int64_t k = 0; k < (int64_t)L->nsuper; k++) {
+            int64_t nc = super[k + 1] - super[k], nsrow = pi[k + 1] - pi[k];
+            for (int64_t j = 0; j < nc; j++) sum += log(x[2 * (px[k] + j + j * nsrow)]);
+        }
+    } else {
+        const int64_t *lp = L->p;
+        for (int64_t j = 0; j < (int64_t)L->n; j++) sum += log(x[2 * lp[j]]);
+    }
+    return sum;
+}
+
+sla_status sla_cholmod_z_logdet(sla_solver *s, double *sign, double *logabsdet)
+{
+    cholz_impl *c = s->impl;
+    if (!c->valid)
+        return SLA_FAIL(SLA_EINVAL, "the last refactor failed; call sla_solver_refactor again");
+    for (int64_t b = 0; b < s->batch; b++) {
+        int singular = s->n > 0 && sla_direct_numerically_singular(s, c->rcond[b]);
+        sign[2 * b] = singular ? 0 : 1;
+        sign[2 * b + 1] = 0;
+        logabsdet[b] = s->n == 0 ? 0 : singular ? -INFINITY : 2 * sum_log_diagonal(c->L[b]);
+    }
+    return SLA_OK;
+}
+
+sla_status sla_cholmod_z_logdet_grad(sla_solver *s, const double *g, void *dvalues)
+{
+    cholz_impl *c = s->impl;
+    SLA_TRY(check_factors(s, c));
+    return sla_zdirect_logdet_grad(s, g, dvalues, solve_column, c);
+}
+
+void sla_cholmod_z_destroy(sla_solver *s)
+{
+    cholz_impl *c = s->impl;
+    if (!c) return;
+    for (int64_t b = 0; c->L && b < s->batch; b++)
+        if (c->L[b]) cholmod_l_free_factor(&c->L[b], &c->cm);
+    cholmod_l_finish(&c->cm);
+    sla_symlower_free(&c->low);
+    sla_free(c->x);
+    sla_free(c->L);
+    sla_free(c->rcond);
+    sla_free(c);
+    s->impl = NULL;
+}

@@ -1,0 +1,283 @@
+"""Complex SparseTensors (complex128, complex64): A @ x, x @ A, A.solve(b), slogdet / logdet /
+det against dense torch references, torch.autograd.gradcheck on complex inputs (torch's
+conjugate Wirtinger convention), gradients against the same loss on dense torch.linalg, real
+matrices handed as complex, and the clear refusals of what does not take complex values yet."""
+import pytest
+import torch
+from torch.autograd import gradcheck
+
+import torch_sla
+from torch_sla import SparseTensor
+
+c128, c64 = torch.complex128, torch.complex64
+
+
+def random_complex(n, seed=0, density=0.3, dtype=c128, batch=()):
+    """(row, col, values, dense) of a random sparse diagonally dominant complex n × n."""
+    g = torch.Generator().manual_seed(seed)
+    mask = torch.rand(n, n, generator=g) < density
+    mask |= torch.eye(n, dtype=torch.bool)
+    row, col = mask.nonzero().t()
+    shape = tuple(batch) + (row.numel(),)
+    vals = torch.complex(torch.randn(shape, generator=g, dtype=torch.float64),
+                         torch.randn(shape, generator=g, dtype=torch.float64))
+    vals = vals + (row == col) * (3.0 + 1.5j) * n ** 0.5
+    vals = vals.to(dtype)
+    D = torch.zeros(tuple(batch) + (n, n), dtype=dtype)
+    D[..., row, col] = vals
+    return row, col, vals, D
+
+
+def crandn(*shape, seed=1, dtype=c128):
+    g = torch.Generator().manual_seed(seed)
+    return torch.complex(torch.randn(shape, generator=g, dtype=torch.float64),
+                         torch.randn(shape, generator=g, dtype=torch.float64)).to(dtype)
+
+
+@pytest.mark.parametrize("dtype,tol", [(c128, 1e-13), (c64, 1e-5)])
+def test_matmul_and_rmatmul(dtype, tol):
+    row, col, vals, D = random_complex(20, dtype=dtype)
+    A = SparseTensor(vals, row, col, (20, 20))
+    x, X = crandn(20, dtype=dtype), crandn(20, 3, dtype=dtype)
+    assert (A @ x - D @ x).abs().max() <= tol * (D @ x).abs().max()
+    assert (A @ X - D @ X).abs().max() <= tol * (D @ X).abs().max()
+    assert (x @ A - x @ D).abs().max() <= tol * (x @ D).abs().max()
+
+
+@pytest.mark.parametrize("method", ["lu", "klu"])
+def test_direct_methods_gradcheck(method):
+    n = 7
+    row, col, vals, _ = random_complex(n, seed=24, density=0.4)
+    v = vals.clone().requires_grad_(True)
+    b = crandn(n, 2, seed=25).requires_grad_(True)
+    assert gradcheck(lambda w, bb: SparseTensor(w, row, col, (n, n)).solve(bb, method=method),
+                     (v, b), eps=1e-6, atol=1e-7)
+    assert gradcheck(lambda w: SparseTensor(w, row, col, (n, n)).slogdet(method=method)[1],
+                     (v,), eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype,tol", [(c128, 1e-12), (c64, 1e-5)])
+def test_solve_against_dense(dtype, tol):
+    row, col, vals, D = random_complex(30, seed=3, dtype=dtype)
+    A = SparseTensor(vals, row, col, (30, 30))
+    b = crandn(30, 2, seed=4, dtype=dtype)
+    x, info = A.solve(b, return_info=True)
+    ref = torch.linalg.solve(D.to(c128), b.to(c128))
+    assert (x.to(c128) - ref).abs().max() <= tol * ref.abs().max()
+    assert info.method == "lu" and info.relative_residual <= tol
+
+
+def test_batched_solve_and_slogdet():
+    row, col, vals, D = random_complex(12, seed=5, batch=(3,))
+    A = SparseTensor(vals, row, col, (3, 12, 12))
+    b = crandn(3, 12, seed=6)
+    x = A.solve(b)
+    ref = torch.linalg.solve(D, b.unsqueeze(-1)).squeeze(-1)
+    assert (x - ref).abs().max() < 1e-12 * ref.abs().max()
+    sign, lad = A.slogdet()
+    s_ref, l_ref = torch.linalg.slogdet(D)
+    assert (sign - s_ref).abs().max() < 1e-12 and (lad - l_ref).abs().max() < 1e-12
+    assert lad.dtype == torch.float64 and sign.dtype == c128
+    assert (A.det() - torch.linalg.det(D)).abs().max() < 1e-10 * torch.linalg.det(D).abs().max()
+    assert (A.logdet() - torch.logdet(D)).abs().max() < 1e-12
+
+
+def _ops(row, col, n):
+    def mm(v, x):
+        return SparseTensor(v, row, col, (n, n)) @ x
+
+    def rmm(v, x):
+        return x @ SparseTensor(v, row, col, (n, n))
+
+    def solve(v, b):
+        return SparseTensor(v, row, col, (n, n)).solve(b)
+
+    def lad(v):
+        return SparseTensor(v, row, col, (n, n)).slogdet()[1]
+
+    def sign(v):
+        return SparseTensor(v, row, col, (n, n)).slogdet()[0]
+
+    def logdet(v):
+        return SparseTensor(v, row, col, (n, n)).logdet()
+
+    def det(v):          # scaled so that det is O(10): finite differences of 1e5 are noisy
+        return SparseTensor(v / 4, row, col, (n, n)).det()
+    return dict(mm=mm, rmm=rmm, solve=solve, lad=lad, sign=sign, logdet=logdet, det=det)
+
+
+@pytest.mark.parametrize("op", ["mm", "rmm", "solve", "lad", "sign", "logdet", "det"])
+def test_gradcheck(op):
+    n = 7
+    row, col, vals, _ = random_complex(n, seed=7, density=0.4)
+    f = _ops(row, col, n)[op]
+    v = vals.clone().requires_grad_(True)
+    if op in ("mm", "rmm", "solve"):
+        x = crandn(n, 2, seed=8) if op != "rmm" else crandn(2, n, seed=8)
+        assert gradcheck(f, (v, x.requires_grad_(True)), eps=1e-6, atol=1e-7)
+    else:
+        assert gradcheck(f, (v,), eps=1e-6, atol=1e-7)
+
+
+def test_gradients_match_dense_torch():
+    """One real loss through solve, @ and slogdet: the same gradient as on dense torch.linalg."""
+    n = 9
+    row, col, vals, _ = random_complex(n, seed=9, density=0.35)
+    b = crandn(n, seed=10)
+    w = crandn(n, seed=11)
+
+    def loss(x_of, lad_of, prod):
+        x = x_of()
+        return (w.conj() * x).real.sum() + lad_of() + (prod().abs() ** 2).sum()
+
+    v1 = vals.clone().requires_grad_(True)
+    b1 = b.clone().requires_grad_(True)
+    A = SparseTensor(v1, row, col, (n, n))
+    loss(lambda: A.solve(b1), lambda: A.slogdet()[1], lambda: A @ b1).backward()
+
+    v2 = vals.clone().requires_grad_(True)
+    b2 = b.clone().requires_grad_(True)
+    D = torch.zeros(n, n, dtype=c128).index_put((row, col), v2)
+    loss(lambda: torch.linalg.solve(D, b2), lambda: torch.linalg.slogdet(D)[1],
+         lambda: D @ b2).backward()
+    assert (v1.grad - v2.grad).abs().max() < 1e-11 * v2.grad.abs().max()
+    assert (b1.grad - b2.grad).abs().max() < 1e-11 * b2.grad.abs().max()
+
+
+def test_real_matrix_as_complex_gives_real_answers():
+    row, col, vals, D = random_complex(10, seed=12)
+    vr = vals.real.contiguous()
+    Ar, Az = SparseTensor(vr, row, col, (10, 10)), SparseTensor(vr.to(c128), row, col, (10, 10))
+    b = torch.randn(10, dtype=torch.float64)
+    xr, xz = Ar.solve(b, method="lu"), Az.solve(b.to(c128))
+    assert (xz.real - xr).abs().max() < 1e-13 and xz.imag.abs().max() == 0
+    sr, lr = Ar.slogdet(method="lu")
+    sz, lz = Az.slogdet()
+    assert abs(float(lz - lr)) < 1e-12 and abs(complex(sz) - float(sr)) < 1e-14
+
+
+def test_refusals_are_clear():
+    row, col, vals, _ = random_complex(8, seed=13)
+    A = SparseTensor(vals, row, col, (8, 8))
+    b = crandn(8, seed=14)
+    for method in ("ldlt",):
+        with pytest.raises(Exception, match="complex128"):
+            A.solve(b, method=method)
+    with pytest.raises(Exception, match="complex128"):
+        A.solve(b, method="gmres", preconditioner="ilu0")
+    with pytest.raises(Exception, match="complex128"):
+        A.eigsh(k=2)
+    with pytest.raises(TypeError, match="imaginary part"):
+        A.to(torch.float64)
+    # second derivatives through complex values are refused, never silently wrong
+    v = vals.clone().requires_grad_(True)
+    y = SparseTensor(v, row, col, (8, 8)).solve(b)
+    with pytest.raises(NotImplementedError, match="second derivatives"):
+        torch.autograd.grad(y.abs().sum(), v, create_graph=True)
+
+
+@pytest.mark.parametrize("method,hermitian,pc", [("cg", True, "none"), ("minres", True, "none"),
+                                                 ("gmres", False, "none"),
+                                                 ("bicgstab", False, "none"),
+                                                 ("cg", True, "jacobi"),
+                                                 ("gmres", False, "jacobi")])
+def test_krylov_complex(method, hermitian, pc):
+    """Krylov methods on complex matrices (the equivalent real formulation) against dense
+    solves, and their gradients against LU's."""
+    n = 30
+    row, col, vals, D = random_complex(n, seed=15)
+    if hermitian:                     # D + Dᴴ with a dominant real diagonal: Hermitian PD
+        H = D + D.conj().T
+        H.diagonal().copy_(H.diagonal().real + 4 * n ** 0.5)
+        nz = H != 0
+        row, col = nz.nonzero().t()
+        vals, D = H[row, col], H
+    b = crandn(n, seed=16)
+    v1 = vals.clone().requires_grad_(True)
+    x = SparseTensor(v1, row, col, (n, n)).solve(b, method=method, rtol=1e-13, maxiter=5000,
+                                                 preconditioner=pc)
+    ref = torch.linalg.solve(D, b)
+    assert (x - ref).abs().max() < 1e-10 * ref.abs().max()
+    w = crandn(n, seed=17)
+    (w.conj() * x).real.sum().backward()
+    v2 = vals.clone().requires_grad_(True)
+    (w.conj() * SparseTensor(v2, row, col, (n, n)).solve(b, method="lu")).real.sum().backward()
+    assert (v1.grad - v2.grad).abs().max() < 1e-8 * v2.grad.abs().max()
+
+
+def test_dense_norm_and_hermitian():
+    row, col, vals, D = random_complex(9, seed=18)
+    A = SparseTensor(vals, row, col, (9, 9))
+    assert torch.equal(A.to_dense(), D)
+    assert torch.equal(SparseTensor.from_dense(D).to_dense(), D)
+    assert abs(float(A.norm()) - float(torch.linalg.norm(D))) < 1e-13 * float(torch.linalg.norm(D))
+    v = vals.clone().requires_grad_(True)
+    assert gradcheck(lambda w: SparseTensor(w, row, col, (9, 9)).norm(), (v,), eps=1e-6,
+                     atol=1e-7)
+
+
+def test_matrix_market_round_trip(tmp_path):
+    row, col, vals, D = random_complex(10, seed=19)
+    A = SparseTensor(vals, row, col, (10, 10))
+    path = str(tmp_path / "z.mtx")
+    torch_sla.save_mtx(A, path)
+    B = torch_sla.load_mtx(path)
+    assert B.dtype == c128 and torch.equal(B.to_dense(), D)
+    assert torch_sla.load_mtx(path, dtype=c64).dtype == c64
+    with pytest.raises(TypeError, match="complex"):
+        torch_sla.load_mtx(path, dtype=torch.float64)
+    H = D + D.conj().T
+    nz = H != 0
+    r, c = nz.nonzero().t()
+    torch_sla.save_mtx(SparseTensor(H[r, c], r, c, (10, 10)), path, symmetry="hermitian")
+    assert torch.equal(torch_sla.load_mtx(path).to_dense(), H)
+    with pytest.raises(TypeError, match="safetensors"):
+        torch_sla.save_sparse(A, str(tmp_path / "z.safetensors"))
+
+
+def test_young1c():
+    """The shared complex matrix (Davis collection, 841 × 841 complex general): LU and GMRES."""
+    import os
+    from conftest import MATRIX_DIR
+    path = os.path.join(MATRIX_DIR, "young1c.mtx")
+    if not os.path.exists(path):
+        pytest.skip("shared matrices not found")
+    A = torch_sla.load_mtx(path)
+    assert A.dtype == c128 and A.shape == (841, 841)
+    b = crandn(841, seed=20)
+    x, info = A.solve(b, return_info=True)
+    assert info.relative_residual < 1e-12
+    assert float((A @ x - b).abs().max()) < 1e-10 * float(b.abs().max())
+
+
+def hermitian_pd(n, seed):
+    row, col, vals, D = random_complex(n, seed=seed)
+    H = D + D.conj().T
+    H.diagonal().copy_(H.diagonal().real + 4 * n ** 0.5)
+    r, c = (H != 0).nonzero().t()
+    return r, c, H[r, c], H
+
+
+def test_cholesky_hermitian_and_auto():
+    n = 12
+    row, col, vals, H = hermitian_pd(n, 21)
+    A = SparseTensor(vals, row, col, (n, n))
+    b = crandn(n, seed=22)
+    x, info = A.solve(b, return_info=True)                 # auto: Cholesky (Hermitian PD)
+    assert info.method == "cholesky"
+    assert (x - torch.linalg.solve(H, b)).abs().max() < 1e-12
+    sign, lad = A.slogdet()
+    assert abs(complex(sign) - 1) < 1e-15 and abs(float(lad) - float(torch.linalg.slogdet(H)[1])) < 1e-12
+    v = vals.clone().requires_grad_(True)
+
+    def f(w, bb):                         # a Hermitian perturbation keeps the factorization valid
+        return SparseTensor(w, row, col, (n, n)).solve(bb, method="cholesky")
+    # gradcheck perturbs entries one by one (not Hermitian): the C side refuses that, so compare
+    # the Cholesky gradient with LU's on the same loss instead
+    w = crandn(n, seed=23)
+    (w.conj() * f(v, b)).real.sum().backward()
+    v2 = vals.clone().requires_grad_(True)
+    (w.conj() * SparseTensor(v2, row, col, (n, n)).solve(b, method="lu")).real.sum().backward()
+    assert (v.grad - v2.grad).abs().max() < 1e-12 * v2.grad.abs().max()
+    with pytest.raises(Exception, match="not Hermitian"):
+        SparseTensor(vals + 0.1j * (row != col), row, col, (n, n)).solve(b, method="cholesky")
