@@ -53,6 +53,18 @@ class _CallableModule(_types.ModuleType):
 
 
 _backends_module.__class__ = _CallableModule
+
+_DISTRIBUTED = ("DSparseTensor", "DSparseTensorList", "Partition", "partition_simple",
+                "partition_graph_metis", "partition_coordinates")
+
+
+def __getattr__(name):
+    """torch_sla.DSparseTensor and friends load torch_sla.distributed (mpi4py, libsla_mpi)
+    on first use, so that importing torch_sla never needs MPI."""
+    if name in _DISTRIBUTED:
+        from . import distributed
+        return getattr(distributed, name)
+    raise AttributeError(f"module 'torch_sla' has no attribute {name!r}")
 backends = _backends_module
 
 __version__ = _lib.sla_version().decode()
