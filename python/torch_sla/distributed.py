@@ -994,13 +994,14 @@ class DSparseTensor:
         return (x, config.info) if return_info else x
 
     def eigsh(self, k=6, which="LM", M=None, **kwargs):
-        """Not available yet: needs a distributed eigensolver in libsla_mpi (the eigensolvers
-        of src/eig run on an operator table; a distributed operator is the missing piece).
-        INTEGRATION POINT: bind it in _mpi_capi._OPTIONAL and call it here when
-        mlib.has() says so, with its VJP in a Function of _dist_functions.py, as solve()
-        does with sla_dist_solver_*."""
+        """Not available yet from Python. libsla_mpi has the eigensolver (sla_dist_eigsh:
+        LOBPCG, SA/LA, generalized with M, and sla_dist_eigsh_vjp for eigenvalue gradients);
+        its binding is what is missing. INTEGRATION POINT: mirror sla_dist_eigsh_options and
+        sla_eigsh_info in _mpi_capi (_OPTIONAL), call it here when mlib.has() says so, with
+        the eigenvalue VJP in a Function of _dist_functions.py, as solve() does with
+        sla_dist_solver_*."""
         raise NotImplementedError(_missing("DSparseTensor.eigsh",
-                                           "a distributed eigensolver (sla_dist_eigsh)"))
+                                           "the Python binding of sla_dist_eigsh"))
 
     def slogdet(self):
         """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's

@@ -311,7 +311,7 @@ def test_solve_names_the_missing_piece(comm):
 
 def test_eigsh_names_the_missing_piece(comm):
     _, D, _ = distribute(comm, "contiguous")
-    with pytest.raises(NotImplementedError, match="eigensolver"):
+    with pytest.raises(NotImplementedError, match="sla_dist_eigsh"):
         D.eigsh(2)
 
 
