@@ -86,6 +86,13 @@ class DistSolverOptionsC(ctypes.Structure):
                 ("initial_guess_nonzero", c_int)]
 
 
+class DistEigshOptionsC(ctypes.Structure):
+    """sla_dist_eigsh_options (LOBPCG on a distributed matrix)."""
+    _fields_ = [("which", c_int), ("tol", c_double), ("maxiter", c_int64),
+                ("block_size", c_int64), ("precond", c_int), ("M", c_void_p),
+                ("residuals", c_void_p)]
+
+
 # sla_dist_precond, with libsla's serial names as aliases of the block-Jacobi kinds
 DIST_PRECONDS = {"auto": 0, "none": 1, "jacobi": 2, "bjacobi-ic0": 3, "ic0": 3,
                  "bjacobi-ilu0": 4, "ilu0": 4, "bjacobi-amg": 5, "amg": 5, "boomeramg": 6}
@@ -109,6 +116,12 @@ _OPTIONAL = {
     "sla_dist_lu_describe": (ctypes.c_char_p, [c_void_p]),
     "sla_dist_lu_free": (None, [P(c_void_p)]),
     "sla_dist_have_superlu": (c_int, []),
+    # distributed eigsh (LOBPCG)
+    "sla_dist_eigsh_options_init": (None, [P(DistEigshOptionsC)]),
+    "sla_dist_eigsh": (c_int, [P(DistMatrixC), c_int64, P(DistEigshOptionsC), c_void_p,
+                               c_void_p, c_void_p]),
+    "sla_dist_eigsh_vjp": (c_int, [P(DistMatrixC), c_void_p, c_int64, c_void_p, c_void_p,
+                                   c_void_p, c_void_p, c_void_p, c_void_p]),
 }
 
 _PROTOTYPES = {

@@ -993,15 +993,36 @@ class DSparseTensor:
             x = x.reshape(self._batch_shape + tuple(x.shape[1:]))
         return (x, config.info) if return_info else x
 
-    def eigsh(self, k=6, which="LM", M=None, **kwargs):
-        """Not available yet from Python. libsla_mpi has the eigensolver (sla_dist_eigsh:
-        LOBPCG, SA/LA, generalized with M, and sla_dist_eigsh_vjp for eigenvalue gradients);
-        its binding is what is missing. INTEGRATION POINT: mirror sla_dist_eigsh_options and
-        sla_eigsh_info in _mpi_capi (_OPTIONAL), call it here when mlib.has() says so, with
-        the eigenvalue VJP in a Function of _dist_functions.py, as solve() does with
-        sla_dist_solver_*."""
-        raise NotImplementedError(_missing("DSparseTensor.eigsh",
-                                           "the Python binding of sla_dist_eigsh"))
+    def eigsh(self, k=6, which="SA", M=None, tol=1e-10, maxiter=None, return_eigenvectors=True):
+        """k eigenpairs of the symmetric matrix (per batch element) by libsla_mpi's LOBPCG
+        (sla_dist_eigsh): which "SA" (smallest algebraic, default) or "LA" (largest); LM/SM
+        are not available distributed (ValueError: for an SPD matrix LA is LM). Returns
+        eigenvalues [*batch, k] (ascending, the same on every rank) and this rank's rows of the
+        eigenvectors [*batch, m_local, k] (sign convention of the serial eigsh). Differentiable
+        in the values through the eigenvalues (Hellmann–Feynman, one halo exchange); a loss on
+        the eigenvectors raises on every rank in backward. M (generalized problems) is not
+        bound from Python yet (NotImplementedError). Collective."""
+        what = "DSparseTensor.eigsh"
+        if not mlib.has("sla_dist_eigsh"):
+            raise NotImplementedError(_missing(what, "sla_dist_eigsh in the loaded libsla_mpi"))
+        if M is not None:
+            raise NotImplementedError(_missing(what, "the generalized problem (M) from Python; "
+                                               "libsla_mpi's sla_dist_eigsh has it"))
+        codes = {"LA": 2, "SA": 3}
+
+        def check_local():
+            if which not in codes:
+                raise ValueError(f"{what}: which = {which!r}: the distributed eigensolver has "
+                                 f"'SA' and 'LA' (for an SPD matrix 'LA' is 'LM')")
+            if self._values.dtype != torch.float64:
+                raise TypeError(f"{what}: float64 values only, got {self._values.dtype}")
+
+        _, need = _run_agreed(self.comm, what, check_local, flags=(self._values.requires_grad,))
+        lam, V = DF.DistEigsh.apply(self._values, self._pattern, self.comm, int(k),
+                                    codes[which], tol, maxiter, bool(need[0]))
+        lam = lam.reshape(self._batch_shape + (int(k),))
+        V = V.reshape(self._batch_shape + tuple(V.shape[1:]))
+        return (lam, V) if return_eigenvectors else lam
 
     def slogdet(self):
         """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's
