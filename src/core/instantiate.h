@@ -23,6 +23,13 @@
 #endif
 
 #include <complex.h>
+/* glibc defines CMPLX/CMPLXF for GCC ≥ 4.7 only; clang has the same builtin */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+#ifndef CMPLXF
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 #include <math.h>
 
 #define ADD(a, b) ((a) + (b))
