@@ -8,11 +8,13 @@ off-diagonal block); dense local blocks are [n_local, k] (shared by the batch) o
 [B, n_local, k].
 """
 import ctypes
+import warnings
 
 import torch
 from torch.autograd import Function
 
-from ._capi import SLA_OP_N, SLA_OP_T, check
+from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, SLA_OP_T, EigshInfoC, check
+from .errors import ConvergenceWarning
 from ._functions import DTYPE_CODE, differentiable, other, unavailable
 from ._mpi_capi import DistEigshOptionsC, DistMatrixC, mlib
 
@@ -430,8 +432,13 @@ class DistEigsh(Function):
             opt.maxiter = int(maxiter)
         A = dist_view(pattern, values)
         vb = V if V.numel() else V.new_zeros(1)
-        check(mlib.sla_dist_eigsh(ctypes.byref(A), k, ctypes.byref(opt), lam.data_ptr(),
-                                  vb.data_ptr(), None))
+        info = EigshInfoC()
+        st = check(mlib.sla_dist_eigsh(ctypes.byref(A), k, ctypes.byref(opt), lam.data_ptr(),
+                                       vb.data_ptr(), ctypes.byref(info)))
+        if st == SLA_NOT_CONVERGED:         # agreed: every rank warns alike
+            warnings.warn(f"DSparseTensor.eigsh did not converge: {info.converged} of {k} pairs, "
+                          f"max residual {info.max_residual:.3e} after {info.iterations} "
+                          f"iterations", ConvergenceWarning, stacklevel=3)
         ctx.pattern, ctx.comm, ctx.k, ctx.need = pattern, comm, k, need
         ctx.save_for_backward(values, lam, V)
         return lam, V

@@ -119,7 +119,7 @@ _OPTIONAL = {
     # distributed eigsh (LOBPCG)
     "sla_dist_eigsh_options_init": (None, [P(DistEigshOptionsC)]),
     "sla_dist_eigsh": (c_int, [P(DistMatrixC), c_int64, P(DistEigshOptionsC), c_void_p,
-                               c_void_p, c_void_p]),
+                               c_void_p, c_void_p]),          # info: P(EigshInfoC)
     "sla_dist_eigsh_vjp": (c_int, [P(DistMatrixC), c_void_p, c_int64, c_void_p, c_void_p,
                                    c_void_p, c_void_p, c_void_p, c_void_p]),
 }

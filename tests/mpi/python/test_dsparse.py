@@ -341,6 +341,13 @@ def test_eigsh_equals_serial_with_eigenvalue_gradients(comm, which):
         (V2 ** 3).sum().backward()
 
 
+def test_eigsh_not_converged_warns(comm):
+    """LOBPCG stopped after one iteration: every rank gets the ConvergenceWarning."""
+    _, D, _ = distribute(comm, "contiguous", symmetric=True)
+    with pytest.warns(torch_sla.ConvergenceWarning, match="did not converge"):
+        D.eigsh(3, which="SA", tol=1e-14, maxiter=1)
+
+
 def test_eigsh_refuses_lm(comm):
     _, D, _ = distribute(comm, "contiguous", symmetric=True)
     with pytest.raises(ValueError, match="'SA' and 'LA'"):
