@@ -375,7 +375,6 @@ static sla_status fac_factor(sla_dist_lu *F, slu_fac *f, slu_csr *C, const void 
         if (!f->nzval || !f->colind || !f->rowptr) st = SLA_ENOMEM;
     }
     SLA_TRY(dist_agree(F->P->comm, FUNC, st));
-    int refactor = f->live;
     fac_release(f, F);
     if (!f->grid_live) {
         superlu_gridinit(F->P->comm, F->nprow, F->npcol, &f->grid);
@@ -384,7 +383,6 @@ static sla_status fac_factor(sla_dist_lu *F, slu_fac *f, slu_csr *C, const void 
     for (int64_t k = 0; k < m; k++) f->nzval[k] = value_at(F, vals, C->src[k]);
     memcpy(f->colind, C->colind, (size_t)m * sizeof *f->colind);
     memcpy(f->rowptr, C->rowptr, (size_t)(F->n + 1) * sizeof *f->rowptr);
-    (void)refactor;
     set_default_options_dist(&f->opt);       /* afresh: no stale SolveInitialized */
     f->opt.PrintStat = NO;
     f->opt.RowPerm = MY_PERMR;               /* row_matching's */
@@ -491,9 +489,6 @@ static sla_status factor_all(sla_dist_lu *F)
         F->rcond[b] = 0;
         if (st == SLA_ESINGULAR) { sla_clear_error(); continue; }
         SLA_TRY(st);
-        if (F->facT[b].live || F->csrT.rowptr) {       /* refactor: Aᵀ again, on demand */
-            fac_release(&F->facT[b], F);
-        }
         SLA_TRY(dist_lu_rcond(F->P, F->dtype, batch_values(F, b), b, apply_inverse, F,
                               &F->rcond[b]));
     }
@@ -595,7 +590,7 @@ sla_status sla_dist_lu_refactor(sla_dist_lu *F, const void *values)
                        sla_error_set(SLA_EINVAL, FUNC, "values is NULL")));
     SLA_TRY(sla_dist_matrix_check(&A, 1));
     F->values = values;
-    for (int64_t b = 0; b < F->batch; b++) fac_release(&F->facT[b], F);
+    for (int64_t b = 0; b < F->batch; b++) fac_release(&F->facT[b], F);   /* Aᵀ on demand */
     sla_status st = factor_all(F);
     describe(F);
     return st;
