@@ -11,11 +11,12 @@
  * tolerance of the real symmetric check), else SLA_EINVAL: the factorization reads one triangle
  * only, and a non-Hermitian A would be answered for its Hermitian part.
  * Singularity: a pivot that is not positive gives SLA_ENOTSPD at create/refactor naming the
- * column; rcond is CHOLMOD's estimate (min L_jj / max L_jj)², and below SLA_RCOND_SINGULAR
- * solves are refused (SLA_ESINGULAR) unless options.allow_singular.
+ * column; rcond is the rule of every direct backend (condest.c: Higham's estimate of the
+ * row-equilibrated 1-norm rcond, complex form), and below SLA_RCOND_SINGULAR solves are
+ * refused (SLA_ESINGULAR) unless options.allow_singular.
  * log det A = 2·Σ log L_jj (real: A is Hermitian positive definite, phase 1). Its gradient is
- * A⁻ᴴ = A⁻¹ on the pattern: column r of A⁻¹ by one solve gives row r's entries (n solves,
- * refused above SLA_ZDIRECT_GRAD_MAXN; no complex selected inverse yet). */
+ * A⁻ᴴ = A⁻¹ on the pattern, by the complex selected inverse of selinv_lu.h on the factor read
+ * as an LU (grad_element). */
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -24,6 +25,7 @@
 #include <cholmod.h>
 
 #include "direct/direct.h"
+#include "direct/selinv_lu.h"
 
 typedef struct cholz_impl {
     cholmod_common cm;
@@ -31,8 +33,12 @@ typedef struct cholz_impl {
     double complex *x;       /* [low.nnz] values of the lower triangle (batch element b) */
     cholmod_factor **L;      /* [batch] */
     double *rcond;           /* [batch] */
+    int64_t *rcond_hint;     /* [batch] sla_direct_rcond's hints, −1 at first */
     int valid;
 } cholz_impl;
+
+static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
+                               double complex *rhs, double complex *x);
 
 /* entry k of the lower triangle: a_ij, from its own slot or conj of the mirror's */
 static void load_values(const sla_solver *s, cholz_impl *c, int64_t b)
@@ -84,28 +90,49 @@ static sla_status check_hermitian(const sla_solver *s)
     return SLA_OK;
 }
 
+/* sla_factor_solve_fn of the condition estimate: the k columns of y in place */
+static sla_status inverse(void *ctx, int64_t b, sla_op op, int64_t k, double *y)
+{
+    sla_solver *s = ctx;
+    return sla_zdirect_inverse_columns(s, b, op, k, y, solve_column, s->impl);
+}
+
+/* factorization of batch element b, then the singularity rule of condest.c; work
+ * [SLA_RCOND_WORK·n] */
+static sla_status factor_one(sla_solver *s, cholz_impl *c, int64_t b, double *work)
+{
+    load_values(s, c, b);
+    cholmod_sparse h = header(c, CHOLMOD_COMPLEX);
+    if (!cholmod_l_factorize(&h, c->L[b], &c->cm) || c->cm.status < CHOLMOD_OK)
+        return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
+                        "cholmod_l_factorize (complex) of batch element %lld failed "
+                        "(status %d)", (long long)b, c->cm.status);
+    if (c->cm.status == CHOLMOD_NOT_POSDEF || (int64_t)c->L[b]->minor < s->n) {
+        const int64_t *perm = c->L[b]->Perm;
+        int64_t k = (int64_t)c->L[b]->minor;
+        return SLA_FAIL(SLA_ENOTSPD, "not positive definite: the Cholesky pivot of column "
+                        "%lld (elimination step %lld of %lld) of batch element %lld is not "
+                        "positive; for Hermitian indefinite or general complex matrices "
+                        "use method lu", (long long)(perm ? perm[k] : k), (long long)k,
+                        (long long)s->n, (long long)b);
+    }
+    sla_status st = sla_direct_rcond(s, b, inverse, s, work, &c->rcond_hint[b], &c->rcond[b]);
+    if (st != SLA_OK)
+        return SLA_FAIL(st, "the condition estimate of batch element %lld failed", (long long)b);
+    return SLA_OK;
+}
+
 static sla_status factor_all(sla_solver *s, cholz_impl *c)
 {
     c->valid = 0;
     SLA_TRY(check_hermitian(s));
-    for (int64_t b = 0; b < s->batch && s->n > 0; b++) {
-        load_values(s, c, b);
-        cholmod_sparse h = header(c, CHOLMOD_COMPLEX);
-        if (!cholmod_l_factorize(&h, c->L[b], &c->cm) || c->cm.status < CHOLMOD_OK)
-            return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
-                            "cholmod_l_factorize (complex) of batch element %lld failed "
-                            "(status %d)", (long long)b, c->cm.status);
-        if (c->cm.status == CHOLMOD_NOT_POSDEF || (int64_t)c->L[b]->minor < s->n) {
-            const int64_t *perm = c->L[b]->Perm;
-            int64_t k = (int64_t)c->L[b]->minor;
-            return SLA_FAIL(SLA_ENOTSPD, "not positive definite: the Cholesky pivot of column "
-                            "%lld (elimination step %lld of %lld) of batch element %lld is not "
-                            "positive; for Hermitian indefinite or general complex matrices "
-                            "use method lu", (long long)(perm ? perm[k] : k), (long long)k,
-                            (long long)s->n, (long long)b);
-        }
-        c->rcond[b] = cholmod_l_rcond(c->L[b], &c->cm);
-    }
+    double *work = sla_malloc((size_t)s->n + 1, SLA_RCOND_WORK * sizeof(double),
+                              "condition estimate");
+    if (!work) return SLA_ENOMEM;
+    sla_status st = SLA_OK;
+    for (int64_t b = 0; b < s->batch && s->n > 0 && st == SLA_OK; b++) st = factor_one(s, c, b, work);
+    sla_free(work);
+    SLA_TRY(st);
     double rmin = 1;
     for (int64_t b = 0; b < s->batch && s->n > 0; b++) rmin = fmin(rmin, c->rcond[b]);
     s->rcond = rmin;
@@ -143,7 +170,9 @@ sla_status sla_cholmod_z_create(sla_solver *s)
     c->x = sla_malloc((size_t)c->low.nnz, sizeof *c->x, "lower triangle values");
     c->L = sla_calloc((size_t)s->batch, sizeof *c->L, "factors");
     c->rcond = sla_malloc((size_t)s->batch, sizeof *c->rcond, "rcond");
-    if (!c->x || !c->L || !c->rcond) return SLA_ENOMEM;
+    c->rcond_hint = sla_malloc((size_t)s->batch, sizeof *c->rcond_hint, "rcond");
+    if (!c->x || !c->L || !c->rcond || !c->rcond_hint) return SLA_ENOMEM;
+    for (int64_t b = 0; b < s->batch; b++) c->rcond_hint[b] = -1;
     if (s->n > 0) {
         cholmod_sparse h = header(c, CHOLMOD_PATTERN);
         c->L[0] = cholmod_l_analyze(&h, &c->cm);
@@ -242,11 +271,80 @@ sla_status sla_cholmod_z_logdet(sla_solver *s, double *sign, double *logabsdet)
     return SLA_OK;
 }
 
+/* dvalues_b = g_b·conj(A_b⁻ᵀ) = g_b·A_b⁻¹ (Hermitian) on the pattern by the complex selected
+ * inverse of selinv_lu.h, with the LLᴴ factor read as an LU: P M Pᵀ = L Lᴴ = L̃·D·Û with
+ * L̃ = L·diag(1/l_jj) (unit lower), d_j = l_jj², Û = L̃ᴴ, i.e. U[j][k] = l_jj·conj(L[k][j])
+ * (k > j), and M = Aᵀ, so that P = Q = Perm and no row scale. The factor is copied and
+ * converted to a packed simplicial LLᴴ (cholmod_l_change_factor) for its columns; U is the
+ * transpose of L's strict lower part by a counting pass. Cost and memory of the LU selected
+ * inverse (no supernodal blocks). */
+static sla_status grad_element(sla_solver *s, cholz_impl *c, int64_t b, double g, void *out)
+{
+    int64_t n = s->n;
+    cholmod_factor *F = cholmod_l_copy_factor(c->L[b], &c->cm);
+    if (!F || !cholmod_l_change_factor(CHOLMOD_COMPLEX, 1, 0, 1, 1, F, &c->cm)) {
+        if (F) cholmod_l_free_factor(&F, &c->cm);
+        return SLA_FAIL(c->cm.status == CHOLMOD_OUT_OF_MEMORY ? SLA_ENOMEM : SLA_EBACKEND,
+                        "copying the complex factor of batch element %lld failed (status %d)",
+                        (long long)b, c->cm.status);
+    }
+    const int64_t *lp = F->p, *li = F->i, *perm = F->Perm;
+    const double complex *lx = F->x;
+    int64_t lnz = lp[n];
+    int64_t *Up = sla_malloc((size_t)(n + 1), sizeof *Up, "factors");
+    int64_t *Ui = sla_malloc((size_t)lnz, sizeof *Ui, "factors");
+    int64_t *P = sla_malloc((size_t)n, sizeof *P, "factors");
+    double complex *Lx = sla_malloc((size_t)lnz, sizeof *Lx, "factors");
+    double complex *Ux = sla_malloc((size_t)lnz, sizeof *Ux, "factors");
+    double complex *D = sla_malloc((size_t)n, sizeof *D, "factors");
+    sla_status st = SLA_OK;
+    if (!Up || !Ui || !P || !Lx || !Ux || !D) { st = SLA_ENOMEM; goto done; }
+    memset(Up, 0, (size_t)(n + 1) * sizeof *Up);
+    for (int64_t j = 0; j < n; j++) {
+        double ljj = creal(lx[lp[j]]);                    /* the diagonal comes first */
+        D[j] = ljj * ljj;
+        P[j] = perm ? perm[j] : j;
+        for (int64_t q = lp[j]; q < lp[j + 1]; q++) {
+            Lx[q] = lx[q] / ljj;
+            if (li[q] > j) Up[li[q] + 1]++;
+        }
+    }
+    for (int64_t k = 0; k < n; k++) Up[k + 1] += Up[k];
+    for (int64_t j = 0; j < n; j++)          /* columns in order: rows of U sorted ascending */
+        for (int64_t q = lp[j]; q < lp[j + 1]; q++)
+            if (li[q] > j) {
+                int64_t t = Up[li[q]]++;
+                Ui[t] = j;
+                Ux[t] = creal(lx[lp[j]]) * conj(lx[q]);
+            }
+    for (int64_t k = n; k > 0; k--) Up[k] = Up[k - 1];
+    Up[0] = 0;
+    sla_lu_factors f = {.n = n, .cplx = 1, .Lp = lp, .Li = li, .Lx = Lx, .Up = Up, .Ui = Ui,
+                        .Ux = Ux, .d = D, .P = P, .Q = P, .s = NULL, .nblocks = 1};
+    st = sla_lu_selinv_transpose(&f, s->pattern, g, s->dtype, out);
+    if (st != SLA_OK)
+        st = SLA_FAIL(st, "selected inverse of batch element %lld (CHOLMOD complex factor) "
+                      "failed%s", (long long)b, st == SLA_ENOMEM ? ": out of memory" : "");
+done:
+    cholmod_l_free_factor(&F, &c->cm);
+    sla_free(Up);
+    sla_free(Ui);
+    sla_free(P);
+    sla_free(Lx);
+    sla_free(Ux);
+    sla_free(D);
+    return st;
+}
+
 sla_status sla_cholmod_z_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
     cholz_impl *c = s->impl;
     SLA_TRY(check_factors(s, c));
-    return sla_zdirect_logdet_grad(s, g, dvalues, solve_column, c);
+    int64_t nnz = sla_pattern_nnz(s->pattern);
+    size_t esz = sla_dtype_size(s->dtype);
+    for (int64_t b = 0; b < s->batch && s->n > 0; b++)
+        SLA_TRY(grad_element(s, c, b, g[b], (char *)dvalues + (size_t)(b * nnz) * esz));
+    return SLA_OK;
 }
 
 void sla_cholmod_z_destroy(sla_solver *s)
@@ -260,6 +358,7 @@ void sla_cholmod_z_destroy(sla_solver *s)
     sla_free(c->x);
     sla_free(c->L);
     sla_free(c->rcond);
+    sla_free(c->rcond_hint);
     sla_free(c);
     s->impl = NULL;
 }

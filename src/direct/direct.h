@@ -66,18 +66,21 @@ sla_status sla_direct_check_square(const sla_matrix *A);
 /* Numerical singularity (condest.c): the one rule of every direct backend                     */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Y = op(A_b)⁻¹ Y in place (Y column-major n × k doubles, k ≤ 2) on the backend's factors of
- *  batch element b, without refinement; ctx is the backend's. Returns SLA_OK or an error status
+/** Y = op(A_b)⁻¹ Y in place (Y column-major n × k doubles, k ≤ 3) on the backend's factors of
+ *  batch element b, without refinement; ctx is the backend's. For a complex s->dtype, Y is
+ *  n × k double complex ((re, im) pairs, 2n doubles a column) and op is N or C (Aᴴ). Returns SLA_OK or an error status
  *  (no message needed: the caller reports). Called from the thread that factored element b. */
 typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64_t k, double *y);
 
-/** Doubles of workspace per unknown that sla_direct_rcond needs. */
-#define SLA_RCOND_WORK 6
+/** Doubles of workspace per unknown that sla_direct_rcond needs (10 for complex dtypes: the
+ *  estimator's vectors are double complex; 6 would do for real ones). */
+#define SLA_RCOND_WORK 10
 
-/** Reciprocal condition estimate of batch element b of s->A (float64 or float32 values),
+/** Reciprocal condition estimate of batch element b of s->A (any dtype),
  *    rcond = 1 / (‖RA‖₁ · est ‖(RA)⁻¹‖₁),  R = diag(1 / max_j |a_ij|)  (row equilibration),
- *  est from Higham's 1-norm estimator (LAPACK's dlacn2) on solves with fn: 3 calls with op N
- *  and T typically (the first with k = 2 columns), at most 10. est never exceeds the true norm,
+ *  est from Higham's 1-norm estimator (LAPACK's dlacn2; zlacn2's complex sign vectors for
+ *  complex dtypes, whose transposed solves are op C) on solves with fn: 3 calls with op N
+ *  and T (C) typically (the first with k = 2 columns), at most 10. est never exceeds the true norm,
  *  so rcond is never below the true reciprocal condition number. rcond = 0 for a zero row or
  *  non-finite solves, 1 for n = 0. A factorization is numerically singular when
  *  rcond < SLA_RCOND_SINGULAR (solver.h). work [SLA_RCOND_WORK·n] doubles.
@@ -273,19 +276,15 @@ void sla_umfpack_z_destroy(sla_solver *s);
 typedef sla_status (*sla_zcolumn_fn)(sla_solver *s, void *ctx, int64_t b, sla_op op,
                                      double _Complex *rhs, double _Complex *x);
 
-/** Largest n for the n-solve complex log-determinant gradient. */
-#define SLA_ZDIRECT_GRAD_MAXN 20000
-
 /** Every batch element and column of op(A) X = B ([batch][n][nrhs] of the complex dtype)
  *  through fn (complex_util.c). */
 sla_status sla_zdirect_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                              sla_zcolumn_fn fn, void *ctx);
 
-/** dvalues[b][s] = g[b]·conj((A_b⁻¹)_{c_s r_s}) by one solve (fn, op = N) per row r: column r
- *  of A⁻¹ holds the entries that row r's slots need. SLA_EUNSUPPORTED above
- *  SLA_ZDIRECT_GRAD_MAXN unknowns. */
-sla_status sla_zdirect_logdet_grad(sla_solver *s, const double *g, void *dvalues,
-                                   sla_zcolumn_fn fn, void *ctx);
+/** The sla_factor_solve_fn of a complex backend from its one-column solve: the k columns of y
+ *  (n × k double complex, as doubles) in place, y_j = op(A_b)⁻¹ y_j through fn. */
+sla_status sla_zdirect_inverse_columns(sla_solver *s, int64_t b, sla_op op, int64_t k, double *y,
+                                       sla_zcolumn_fn fn, void *ctx);
 
 /** The hooks of method cholesky for complex dtypes (cholmod_z.c: CHOLMOD's complex LLᴴ of a
  *  Hermitian positive definite A); cholmod.c calls them when s->dtype is complex. */

@@ -1,6 +1,7 @@
 /* Sparse inverse subset of an unsymmetric LU factorization: the entries of A⁻¹ at the transposed
  * positions of the pattern of A, from the factors of Aᵀ (Takahashi, Fagan & Chin 1973; Erisman &
  * Tinney 1975). The method, its closure argument and its cost are described in selinv_lu.h. */
+#include <complex.h>
 #include <string.h>
 
 #include "direct/selinv_lu.h"
@@ -38,8 +39,9 @@ typedef struct selinv {
     int64_t *pinv, *qinv, *blk, *mark, *stack, *pos;
     int64_t *Lsp, *Usp, *Urp, *Urj, *Ucsr;
     ivec Lsi, Usi;
-    double *Lsx, *Urx, *Zup, *Zlo, *Zd;
-    double *lcoef, *ucoef, *wacc, *vacc;
+    size_t esz;               /* bytes per value: 8 (double) or 16 (double complex) */
+    void *Lsx, *Urx, *Zup, *Zlo, *Zd;
+    void *lcoef, *ucoef, *wacc, *vacc;
 } selinv;
 
 static void selinv_free(selinv *w)
@@ -70,9 +72,10 @@ static sla_status setup(selinv *w, const sla_lu_factors *f)
     for (size_t i = 0; i < sizeof iarr / sizeof iarr[0]; i++)
         if (!(*iarr[i] = sla_malloc((size_t)n, sizeof(int64_t), "selected inverse workspace")))
             return SLA_ENOMEM;
-    double **darr[] = {&w->Zd, &w->lcoef, &w->ucoef, &w->wacc, &w->vacc};
+    w->esz = f->cplx ? 2 * sizeof(double) : sizeof(double);
+    void **darr[] = {&w->Zd, &w->lcoef, &w->ucoef, &w->wacc, &w->vacc};
     for (size_t i = 0; i < sizeof darr / sizeof darr[0]; i++)
-        if (!(*darr[i] = sla_malloc((size_t)n, sizeof(double), "selected inverse workspace")))
+        if (!(*darr[i] = sla_malloc((size_t)n, w->esz, "selected inverse workspace")))
             return SLA_ENOMEM;
     w->Lsp = sla_malloc((size_t)n + 1, sizeof(int64_t), "selected inverse structure");
     w->Usp = sla_malloc((size_t)n + 1, sizeof(int64_t), "selected inverse structure");
@@ -129,19 +132,27 @@ static sla_status closure(selinv *w, const sla_pattern *A)
     return SLA_OK;
 }
 
+/* value k of an array of w->esz-byte values */
+static inline void *at(const selinv *w, const void *x, int64_t k)
+{
+    return (char *)x + (size_t)k * w->esz;
+}
+
 /* Values of L* (CSC order) and U* (CSR order, built here by a counting transpose); positions
- * added by the closure hold zeros. */
+ * added by the closure hold zeros. Values are copied as bytes: the same code for both value
+ * types. */
 static sla_status place_values(selinv *w)
 {
     const sla_lu_factors *f = w->f;
     int64_t n = w->n, nl = w->Lsi.len, nu = w->Usi.len;
-    w->Lsx = sla_calloc((size_t)nl, sizeof(double), "selected inverse values");
-    w->Zup = sla_malloc((size_t)nl, sizeof(double), "selected inverse values");
+    size_t e = w->esz;
+    w->Lsx = sla_calloc((size_t)nl, e, "selected inverse values");
+    w->Zup = sla_malloc((size_t)nl, e, "selected inverse values");
     w->Urj = sla_malloc((size_t)nu, sizeof(int64_t), "selected inverse structure");
     w->Ucsr = sla_malloc((size_t)nu, sizeof(int64_t), "selected inverse structure");
-    w->Urx = sla_malloc((size_t)nu, sizeof(double), "selected inverse values");
-    w->Zlo = sla_malloc((size_t)nu, sizeof(double), "selected inverse values");
-    double *ucsc = sla_calloc((size_t)nu, sizeof(double), "selected inverse values");
+    w->Urx = sla_malloc((size_t)nu, e, "selected inverse values");
+    w->Zlo = sla_malloc((size_t)nu, e, "selected inverse values");
+    void *ucsc = sla_calloc((size_t)nu, e, "selected inverse values");
     if (!w->Lsx || !w->Zup || !w->Urj || !w->Ucsr || !w->Urx || !w->Zlo || !ucsc) {
         sla_free(ucsc);
         return SLA_ENOMEM;
@@ -157,9 +168,9 @@ static sla_status place_values(selinv *w)
             w->pos[w->Usi.a[p]] = p;
         }
         for (int64_t p = f->Lp[j]; p < f->Lp[j + 1]; p++)
-            if (f->Li[p] > j) w->Lsx[w->pos[f->Li[p]]] = f->Lx[p];
+            if (f->Li[p] > j) memcpy(at(w, w->Lsx, w->pos[f->Li[p]]), at(w, f->Lx, p), e);
         for (int64_t p = f->Up[j]; p < f->Up[j + 1]; p++)
-            if (f->Ui[p] < j) ucsc[w->pos[f->Ui[p]]] = f->Ux[p];
+            if (f->Ui[p] < j) memcpy(at(w, ucsc, w->pos[f->Ui[p]]), at(w, f->Ux, p), e);
     }
     /* CSR of U*: row counts, prefix sums, then a stable scatter by columns */
     int64_t *next = w->pos;
@@ -171,111 +182,37 @@ static sla_status place_values(selinv *w)
         for (int64_t p = w->Usp[j]; p < w->Usp[j + 1]; p++) {
             int64_t q = next[w->Usi.a[p]]++;
             w->Urj[q] = j;
-            w->Urx[q] = ucsc[p];
+            memcpy(at(w, w->Urx, q), at(w, ucsc, p), e);
             w->Ucsr[p] = q;
         }
     sla_free(ucsc);
     return SLA_OK;
 }
 
-/* The backward recurrences of selinv_lu.h. At step j the block Z[Uj][Lj] is read entry by entry
- * from the rows m ∈ Lj of U* (entries Z[i][m], i > m) and the columns m ∈ Uj of L* (entries
- * Z[m][i], i > m); each entry Z[r][c] of the block adds Z[r][c]·L[c][j] to w[r] and
- * Û[j][r]·Z[r][c] to v[c], so that Z[r][j] = −w[r] (r ∈ Uj) and Z[j][c] = −v[c] (c ∈ Lj).
- * The scanned rows and columns also hold entries outside the block; instead of testing
- * membership, lcoef and ucoef are 0 outside Lj and Uj, so those entries add nothing to the
- * needed sums and only scribble on w and v at indices that are reset before their next use. */
-static void takahashi(selinv *w)
-{
-    const double *d = w->f->d;
-    const int64_t *Lsp = w->Lsp, *Lsi = w->Lsi.a, *Urp = w->Urp, *Urj = w->Urj;
-    double *lcoef = w->lcoef, *ucoef = w->ucoef, *wacc = w->wacc, *vacc = w->vacc;
-    double *Zup = w->Zup, *Zlo = w->Zlo, *Zd = w->Zd;
-    for (int64_t i = 0; i < w->n; i++) lcoef[i] = ucoef[i] = 0;
-    for (int64_t j = w->n - 1; j >= 0; j--) {
-        for (int64_t p = Lsp[j]; p < Lsp[j + 1]; p++) { lcoef[Lsi[p]] = w->Lsx[p]; vacc[Lsi[p]] = 0; }
-        for (int64_t q = Urp[j]; q < Urp[j + 1]; q++) {
-            ucoef[Urj[q]] = w->Urx[q] / d[j];
-            wacc[Urj[q]] = 0;
-        }
-        for (int64_t p = Lsp[j]; p < Lsp[j + 1]; p++) {        /* m ∈ Lj: Z[i][m], i ≥ m */
-            int64_t m = Lsi[p];
-            double lm = lcoef[m], vm = ucoef[m] * Zd[m];
-            wacc[m] += Zd[m] * lm;
-            for (int64_t q = Urp[m]; q < Urp[m + 1]; q++) {
-                int64_t i = Urj[q];
-                double z = Zlo[q];
-                wacc[i] += z * lm;
-                vm += ucoef[i] * z;
-            }
-            vacc[m] += vm;
-        }
-        for (int64_t q = Urp[j]; q < Urp[j + 1]; q++) {        /* m ∈ Uj: Z[m][i], i > m */
-            int64_t m = Urj[q];
-            double um = ucoef[m], wm = 0;
-            for (int64_t p = Lsp[m]; p < Lsp[m + 1]; p++) {
-                int64_t i = Lsi[p];
-                double z = Zup[p];
-                wm += z * lcoef[i];
-                vacc[i] += um * z;
-            }
-            wacc[m] += wm;
-        }
-        double zjj = 1.0 / d[j];
-        for (int64_t q = Urp[j]; q < Urp[j + 1]; q++) {
-            Zlo[q] = -wacc[Urj[q]];
-            zjj -= ucoef[Urj[q]] * Zlo[q];
-            ucoef[Urj[q]] = 0;
-        }
-        for (int64_t p = Lsp[j]; p < Lsp[j + 1]; p++) { Zup[p] = -vacc[Lsi[p]]; lcoef[Lsi[p]] = 0; }
-        Zd[j] = zjj;
-    }
-}
-
-/* out[t] = alpha·(A⁻¹)[c][r] = alpha·Z[qinv[r]][pinv[c]]·s[c] for the slots t = (r, c) of A:
- * row r of A is column l = qinv[r] of M, whose Z entries live in column l of L* and U*. */
-static sla_status gather(selinv *w, const sla_pattern *A, double alpha, sla_dtype dtype, void *out)
-{
-    const int64_t *rp = sla_pattern_rowptr(A);
-    const int32_t *ci = sla_pattern_colind(A);
-    const double *s = w->f->s;
-    for (int64_t i = 0; i < w->n; i++) w->mark[i] = -1;
-    for (int64_t r = 0; r < w->n; r++) {
-        int64_t l = w->qinv[r];
-        for (int64_t p = w->Lsp[l]; p < w->Lsp[l + 1]; p++) {        /* Z[l][k], k > l */
-            w->mark[w->Lsi.a[p]] = l; w->pos[w->Lsi.a[p]] = p;
-        }
-        for (int64_t p = w->Usp[l]; p < w->Usp[l + 1]; p++) {        /* Z[l][k], k < l */
-            w->mark[w->Usi.a[p]] = l; w->pos[w->Usi.a[p]] = p;
-        }
-        for (int64_t t = rp[r]; t < rp[r + 1]; t++) {
-            int64_t c = ci[t], k = w->pinv[c];
-            double z = 0;
-            if (w->blk[k] != w->blk[l]) z = 0;                      /* inverse of a BTF form */
-            else if (k == l) z = w->Zd[l];
-            else if (w->mark[k] != l) return SLA_EINTERNAL;        /* the closure seeded it */
-            else z = k > l ? w->Zup[w->pos[k]] : w->Zlo[w->Ucsr[w->pos[k]]];
-            z *= alpha * (s ? s[c] : 1.0);
-            if (dtype == SLA_FLOAT64) ((double *)out)[t] = z;
-            else ((float *)out)[t] = (float)z;
-        }
-    }
-    return SLA_OK;
-}
+#define SLA_TEMPLATE "direct/t_selinv_lu.h"
+#define SLA_TEMPLATE_COMPLEX
+#include "core/instantiate.h"
 
 sla_status sla_lu_selinv_transpose(const sla_lu_factors *f, const sla_pattern *A, double alpha,
                                    sla_dtype dtype, void *out)
 {
     for (int64_t j = 0; j < f->n; j++)
-        if (f->d[j] == 0) return SLA_ESINGULAR;
+        if (f->cplx ? ((const double *)f->d)[2 * j] == 0 && ((const double *)f->d)[2 * j + 1] == 0
+                    : ((const double *)f->d)[j] == 0)
+            return SLA_ESINGULAR;
     selinv w;
     memset(&w, 0, sizeof w);
     sla_status st = setup(&w, f);
     if (st == SLA_OK) st = closure(&w, A);
     if (st == SLA_OK) st = place_values(&w);
     if (st == SLA_OK) {
-        takahashi(&w);
-        st = gather(&w, A, alpha, dtype, out);
+        if (f->cplx) {
+            takahashi_c128(&w);
+            st = gather_c128(&w, A, alpha, dtype, out);
+        } else {
+            takahashi_f64(&w);
+            st = gather_f64(&w, A, alpha, dtype, out);
+        }
     }
     selinv_free(&w);
     return st;

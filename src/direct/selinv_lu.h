@@ -26,14 +26,17 @@
 
 #include "core/internal.h"
 
-/** The LU factors of M = S·P·Aᵀ·Q, all arrays borrowed, 0-based, n × n. */
+/** The LU factors of M = S·P·Aᵀ·Q, all arrays borrowed, 0-based, n × n. Values (Lx, Ux, d)
+ *  are double, or double complex ((re, im) pairs) when cplx = 1 (complex A: the recurrences are
+ *  the same algebra, without conjugation). */
 typedef struct sla_lu_factors {
     int64_t n;
+    int cplx;                 /**< 0: the values are double; 1: double complex */
     const int64_t *Lp, *Li;   /**< L in CSC; entries on or above the diagonal are ignored */
-    const double *Lx;
+    const void *Lx;
     const int64_t *Up, *Ui;   /**< U in CSC; entries on or below the diagonal are ignored */
-    const double *Ux;
-    const double *d;          /**< [n] diagonal of U, all nonzero */
+    const void *Ux;
+    const void *d;            /**< [n] diagonal of U, all nonzero */
     const int64_t *P, *Q;     /**< [n] row and column permutations as above */
     const double *s;          /**< [n] row scale of Aᵀ as above (multiplier), NULL for ones */
     int64_t nblocks;          /**< diagonal blocks of M (≥ 1); blocks NULL means one block */
@@ -41,8 +44,10 @@ typedef struct sla_lu_factors {
 } sla_lu_factors;
 
 /** For every CSR slot t = (r, c) of the pattern of A (n × n):
- *      out[t] = alpha · (A⁻¹)[c][r]        (= alpha · ∂ log|det A| / ∂a_rc)
- *  out [nnz] of dtype, overwritten. Entries of A in an off-diagonal block of M get 0.
+ *      out[t] = alpha · conj((A⁻¹)[c][r]) = alpha · (A⁻ᴴ)[r][c]
+ *  (= alpha · ∂ log|det A| / ∂a_rc for real A; for complex A the gradient of log|det A| in
+ *  torch's convention, docs/complex.md). out [nnz] of dtype, overwritten: float64 or float32
+ *  when f->cplx = 0, complex128 or complex64 when f->cplx = 1. Entries of A in an off-diagonal block of M get 0.
  *  Not thread-safe with itself only through its arguments (no global state): callers run one
  *  call per batch element in parallel.
  *  @return SLA_OK; SLA_ENOMEM; SLA_ESINGULAR if some d_j = 0; SLA_EINTERNAL if a permutation is
