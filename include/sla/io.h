@@ -157,11 +157,14 @@ SLA_API sla_status sla_coo_to_matrix(const sla_coo *coo, sla_dtype dtype, sla_pa
  *          SLA_EUNSUPPORTED; SLA_ENOMEM naming the file. */
 SLA_API sla_status sla_rb_read(const char *path, sla_coo **out);
 
-/** Writes batch element `index` of A (float64 or float32) as a Rutherford–Boeing file with RBio's
- *  RBwrite, which stores a symmetric matrix as its lower triangle (type RSA) and chooses the
- *  type (RUA, RSA, PSA, ...) itself: values that are all 1 are written as a pattern (P**),
- *  integral values within ±10⁸ as integers (I**). field: SLA_MM_REAL, SLA_MM_INTEGER or
- *  SLA_MM_PATTERN (pattern: only the structure is written, values are ignored).
+/** Writes batch element `index` of A (float64, float32, complex128 or complex64) as a
+ *  Rutherford–Boeing file with RBio's RBwrite, which stores a symmetric matrix as its lower
+ *  triangle (type RSA) and chooses the type (RUA, RSA, PSA, CUA, CSA, CHA, ...) itself: values
+ *  that are all 1 are written as a pattern (P**), integral values within ±10⁸ as integers
+ *  (I**), complex values whose imaginary parts are all 0 as real (R**), a complex symmetric
+ *  matrix as CSA and a Hermitian one (a_ij = conj(a_ji) exactly) as CHA. field: SLA_MM_REAL or
+ *  SLA_MM_INTEGER for real dtypes, SLA_MM_COMPLEX for complex ones (SLA_EINVAL otherwise), or
+ *  SLA_MM_PATTERN for either (only the structure is written, values are ignored).
  *  A matrix without stored entries (0 × n, n × 0, or nnz = 0) cannot be written: RBwrite refuses
  *  it, and this function returns SLA_EUNSUPPORTED saying so (use Matrix Market or safetensors).
  *  Files as for sla_mm_write(); since RBwrite does not check its final fclose, what it wrote
@@ -177,7 +180,9 @@ SLA_API sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t i
 #define SLA_SAFETENSORS_MAX_DIMS 8
 
 /** Reads a sparse matrix stored in safetensors format with torch-sla's layout: tensors
- *  "values" (F64, F32 or I64; shape [nnz] — a batch [*batch, nnz] is refused here: see
+ *  "values" (F64, F32, I64, I32, or complex C128 / C64 — pairs (re, im) of F64 / F32, read
+ *  into out->values as (re, im) doubles with field SLA_MM_COMPLEX; shape [nnz] — a batch
+ *  [*batch, nnz] is refused here: see
  *  sla_safetensors_read_batch), "row_indices" and
  *  "col_indices" (I64 or I32, [nnz]), "shape" (I64 or I32, [2]). The header is validated
  *  (length, checked against the file size before anything points into it; JSON; dtypes;
@@ -194,10 +199,13 @@ SLA_API sla_status sla_safetensors_read(const char *path, sla_coo **out);
 SLA_API sla_status sla_safetensors_read_batch(const char *path, sla_coo **out, int *batch_ndim,
                                               int64_t batch_shape[SLA_SAFETENSORS_MAX_DIMS]);
 
-/** Writes a real, integer or pattern COO matrix in safetensors format with torch-sla's layout
- *  (values in dtype F64 or F32, int64 indices and shape, metadata format = "sparse_tensor").
+/** Writes a real, integer, pattern or complex COO matrix in safetensors format with torch-sla's
+ *  layout (values in dtype F64, F32, or for complex values (field SLA_MM_COMPLEX, coo->values
+ *  (re, im) pairs) C128 or C64: dtype complex128 or complex64; int64 indices and shape;
+ *  metadata format = "sparse_tensor", dtype = "torch.<dtype>").
  *  Files as for sla_mm_write() (a temporary file renamed into place; devices in place).
- *  @return SLA_OK; SLA_EINVAL (NULL argument); SLA_EDTYPE (complex values, bad dtype); SLA_EIO
+ *  @return SLA_OK; SLA_EINVAL (NULL argument); SLA_EDTYPE (a dtype that is not one of the four,
+ *          or complex values with a real dtype and the reverse); SLA_EIO
  *          naming the file; SLA_ENOMEM. */
 SLA_API sla_status sla_safetensors_write(const char *path, const sla_coo *coo, sla_dtype dtype);
 

@@ -114,7 +114,8 @@ SAFETENSORS_MAX_DIMS = 8      # include/sla/io.h
 
 def save_sparse(tensor, path, metadata=None):
     """Writes a SparseTensor in torch-sla's safetensors layout (libsla's writer): "values"
-    [*batch, nnz] in the dtype of the tensor (float64 F64 or float32 F32), "row_indices" and
+    [*batch, nnz] in the dtype of the tensor (float64 F64, float32 F32, complex128 C128 or
+    complex64 C64: (re, im) pairs), "row_indices" and
     "col_indices" [nnz] int64 in the tensor's entry order, "shape" [M, N]; metadata:
     torch-sla's keys (format, version, dtype, sparse_dim_0/1) plus the caller's dict of
     strings. A batched tensor is written whole (torch-sla's reader and ours read it back)."""
@@ -127,21 +128,22 @@ def save_sparse(tensor, path, metadata=None):
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"metadata must map strings to strings, got {k!r}: {v!r}")
         meta[k] = v
-    if tensor.dtype.is_complex:
-        raise TypeError(f"save_sparse: {tensor.dtype} values are not supported by the "
-                        f"safetensors writer yet (use save_mtx, field='complex')")
     if len(tensor.batch_shape) >= SAFETENSORS_MAX_DIMS:
         raise ValueError(f"save_sparse: {len(tensor.batch_shape)} batch dimensions (at most "
                          f"{SAFETENSORS_MAX_DIMS - 1})")
     row = tensor.row_indices.contiguous()
     col = tensor.col_indices.contiguous()
-    vals = tensor.values.detach().to(torch.float64).contiguous()
+    cplx = tensor.dtype.is_complex
+    vals = tensor.values.detach()
+    vals = (torch.view_as_real(vals.to(torch.complex128)) if cplx
+            else vals.to(torch.float64)).contiguous()
     M, N = tensor.sparse_shape
     coo = CooC(nrows=M, ncols=N, nnz=tensor.nnz, nnz_stored=tensor.nnz,
                row=ctypes.cast(row.data_ptr(), ctypes.POINTER(ctypes.c_int64)),
                col=ctypes.cast(col.data_ptr(), ctypes.POINTER(ctypes.c_int64)),
                values=ctypes.cast(vals.data_ptr(), ctypes.POINTER(ctypes.c_double)),
-               field=MM_FIELDS["real"], symmetry=MM_SYMMETRIES["general"], is_array=0)
+               field=MM_FIELDS["complex" if cplx else "real"], symmetry=MM_SYMMETRIES["general"],
+               is_array=0)
     bs = (ctypes.c_int64 * max(1, len(tensor.batch_shape)))(*tensor.batch_shape)
     pairs = [x.encode() for kv in meta.items() for x in kv] + [None]
     carr = (ctypes.c_char_p * len(pairs))(*pairs)
@@ -160,14 +162,16 @@ def _values_dtype(path):
         with open(path, "rb") as f:
             n = struct.unpack("<Q", f.read(8))[0]
             hdr = json.loads(f.read(min(n, 100 << 20)))
-        return {"F32": torch.float32}.get(hdr["values"]["dtype"], torch.float64)
+        return {"F32": torch.float32, "C128": torch.complex128,
+                "C64": torch.complex64}.get(hdr["values"]["dtype"], torch.float64)
     except (OSError, ValueError, KeyError, TypeError, struct.error):
         return torch.float64          # libsla's reader gives the precise error below
 
 
 def load_sparse(path, device="cpu", dtype=None):
     """Reads a SparseTensor written by save_sparse or by torch-sla (values [nnz] or a batch
-    [*batch, nnz]). dtype: the file's (F32 → float32, else float64) unless given. The
+    [*batch, nnz]). dtype: the file's (F32 → float32, C128 → complex128, C64 → complex64,
+    else float64) unless given; a complex file needs a complex dtype. The
     header, offsets and indices are validated by libsla (sla_safetensors_read_batch); errors
     raise ParseError / SlaIOError naming the file and the tensor."""
     from .sparse_tensor import SparseTensor
@@ -176,8 +180,9 @@ def load_sparse(path, device="cpu", dtype=None):
         raise ValueError("torch_sla runs on the CPU (libsla); device must be 'cpu'")
     if dtype is None:
         dtype = _values_dtype(path)
-    if dtype not in (torch.float64, torch.float32):
-        raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype}")
+    if dtype not in (torch.float64, torch.float32, torch.complex128, torch.complex64):
+        raise TypeError(f"dtype must be torch.float64, float32, complex128 or complex64, got "
+                        f"{dtype}")
     coo = ctypes.POINTER(CooC)()
     nd = ctypes.c_int()
     dims = (ctypes.c_int64 * SAFETENSORS_MAX_DIMS)()
@@ -192,7 +197,15 @@ def load_sparse(path, device="cpu", dtype=None):
         n = c.nnz
         row = _copy(c.row, n, ctypes.c_int64, torch.int64)
         col = _copy(c.col, n, ctypes.c_int64, torch.int64)
-        values = _copy(c.values, n * nb, ctypes.c_double, torch.float64).to(dtype)
+        if c.field == MM_FIELDS["complex"]:
+            if not dtype.is_complex:
+                raise TypeError(f"{path}: the file is complex but dtype={dtype} is real (read "
+                                f"it as torch.complex128 or torch.complex64)")
+            values = torch.view_as_complex(
+                _copy(c.values, 2 * n * nb, ctypes.c_double, torch.float64).reshape(-1, 2))
+            values = values.to(dtype)
+        else:
+            values = _copy(c.values, n * nb, ctypes.c_double, torch.float64).to(dtype)
         shape = (c.nrows, c.ncols)
     finally:
         lib.sla_coo_free(ctypes.byref(coo))

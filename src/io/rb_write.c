@@ -45,7 +45,9 @@ static sla_status write_checked(const char *file, const char *path, int64_t m, i
         return SLA_FAIL_AS("sla_rb_write", SLA_EIO, "cannot create '%s': %s", path,
                            strerror(ENAMETOOLONG));
     snprintf(ttl, sizeof ttl, "%s", title ? title : "written by sla");
-    SuiteSparse_long mkind = field == SLA_MM_PATTERN ? 1 : field == SLA_MM_INTEGER ? 3 : 0;
+    /* mkind 4: complex values interleaved in Ax ("Cmerged"), the layout of sla's complex dtypes */
+    SuiteSparse_long mkind = field == SLA_MM_PATTERN ? 1 : field == SLA_MM_INTEGER ? 3
+                           : field == SLA_MM_COMPLEX ? 4 : 0;
     errno = 0;
     SuiteSparse_long rc = RBwrite(name, ttl, key, m, n, Ap, Ai, Ax, NULL, NULL, NULL, mkind, mtype);
     int io = rc == RBIO_FILE_IOERROR || rc == RBIO_HEADER_IOERROR || rc == RBIO_CP_IOERROR ||
@@ -103,11 +105,17 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
                         const char *title)
 {
     SLA_CHECK_ARG(path, "path is NULL");
-    SLA_TRY(sla_matrix_check_for(__func__, "A", A, 0));
+    SLA_TRY(sla_matrix_check_for(__func__, "A", A, SLA_CHECK_COMPLEX_OK));
     SLA_CHECK_ARG(index >= 0 && index < A->batch, "index %lld out of range [0, %lld)",
                   (long long)index, (long long)A->batch);
-    SLA_CHECK_ARG(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN,
-                  "field must be real, integer or pattern");
+    SLA_CHECK_ARG(field == SLA_MM_REAL || field == SLA_MM_INTEGER || field == SLA_MM_PATTERN ||
+                  field == SLA_MM_COMPLEX, "field must be real, integer, pattern or complex");
+    int cplx = sla_dtype_is_complex(A->dtype);
+    SLA_CHECK_ARG(field == SLA_MM_PATTERN || (field == SLA_MM_COMPLEX) == cplx,
+                  "field %s does not match the %s values of A (complex values are written with "
+                  "field complex, real ones with real or integer; pattern takes either)",
+                  field == SLA_MM_COMPLEX ? "complex" : field == SLA_MM_INTEGER ? "integer"
+                  : "real", sla_dtype_name(A->dtype));
     if (sla_pattern_nnz(A->pattern) == 0)
         return SLA_FAIL(SLA_EUNSUPPORTED, "%s: a %lld × %lld matrix without stored entries cannot "
                         "be written in Rutherford–Boeing format (RBio's RBwrite refuses it: "
@@ -121,7 +129,8 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
     int64_t n = sla_pattern_ncols(A->pattern), nnz = sla_pattern_nnz(A->pattern);
     SuiteSparse_long *Ap = sla_malloc((size_t)n + 1, sizeof *Ap, "column pointers");
     SuiteSparse_long *Ai = sla_malloc((size_t)nnz, sizeof *Ai, "row indices");
-    double *Ax = sla_malloc((size_t)nnz, sizeof *Ax, "values");
+    int nv = field == SLA_MM_COMPLEX ? 2 : 1;       /* doubles per value: (re, im) pairs */
+    double *Ax = sla_malloc((size_t)nnz, (size_t)nv * sizeof *Ax, "values");
     sla_status st = Ap && Ai && Ax ? SLA_OK : io_name_error(SLA_ENOMEM, __func__, path);
     if (st == SLA_OK) {
         const int64_t *rp = sla_pattern_rowptr(t);
@@ -132,9 +141,13 @@ sla_status sla_rb_write(const char *path, const sla_matrix *A, int64_t index, sl
         for (int64_t q = 0; q < nnz; q++) {
             int64_t s = index * nnz + perm[q];
             Ai[q] = ci[q];
-            Ax[q] = field == SLA_MM_PATTERN ? 1.0
-                  : A->dtype == SLA_FLOAT64 ? ((const double *)A->values)[s]
-                                            : ((const float *)A->values)[s];
+            for (int c = 0; c < nv; c++) {
+                /* entry s as doubles: one for a real dtype, two for a complex one */
+                int64_t e = cplx ? 2 * s + c : s;
+                Ax[nv * q + c] = field == SLA_MM_PATTERN ? 1.0
+                    : A->dtype == SLA_FLOAT64 || A->dtype == SLA_COMPLEX128
+                        ? ((const double *)A->values)[e] : ((const float *)A->values)[e];
+            }
         }
         io_out o;
         st = io_out_open(&o, path, __func__);

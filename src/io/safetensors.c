@@ -19,22 +19,33 @@
 
 typedef struct {
     const char *name;
-    const char *dtype;       /* "F64", "F32", "I64", "I32" */
+    const char *dtype;       /* "F64", "F32", "I64", "I32", "C128", "C64" */
     int64_t dims[SLA_SAFETENSORS_MAX_DIMS];
     int ndim;
     const unsigned char *data;
     size_t bytes;
 } st_tensor;
 
+/* C64 is safetensors' complex64 (two F32: re, im); C128 is the same for two F64 (the name
+ * follows torch's complex128, which safetensors itself does not list) */
 static size_t st_elem_size(const char *dtype)
 {
-    if (!strcmp(dtype, "F64") || !strcmp(dtype, "I64")) return 8;
+    if (!strcmp(dtype, "C128")) return 16;
+    if (!strcmp(dtype, "F64") || !strcmp(dtype, "I64") || !strcmp(dtype, "C64")) return 8;
     if (!strcmp(dtype, "F32") || !strcmp(dtype, "I32")) return 4;
     return 0;
 }
 
+static int st_is_complex(const char *dtype)
+{
+    return dtype[0] == 'C';
+}
+
+/* number k of the tensor: for a complex dtype, k = 2e + c is part c (0 re, 1 im) of entry e */
 static double st_get(const st_tensor *t, int64_t k)
 {
+    if (!strcmp(t->dtype, "C128")) { double v; memcpy(&v, t->data + (size_t)k * 8, 8); return v; }
+    if (!strcmp(t->dtype, "C64")) { float v; memcpy(&v, t->data + (size_t)k * 4, 4); return v; }
     const unsigned char *p = t->data + (size_t)k * st_elem_size(t->dtype);
     if (!strcmp(t->dtype, "F64")) { double v; memcpy(&v, p, 8); return v; }
     if (!strcmp(t->dtype, "F32")) { float v; memcpy(&v, p, 4); return v; }
@@ -96,7 +107,7 @@ static sla_status st_find(const char *path, const cJSON *hdr, const unsigned cha
     size_t es = st_elem_size(t->dtype);
     if (!es || (is_index && t->dtype[0] != 'I'))
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has dtype %s (expected %s)", path, name,
-                        t->dtype, is_index ? "I64 or I32" : "F64, F32, I64 or I32");
+                        t->dtype, is_index ? "I64 or I32" : "F64, F32, I64, I32, C128 or C64");
     t->ndim = cJSON_GetArraySize(sh);
     if (t->ndim < 1 || t->ndim > SLA_SAFETENSORS_MAX_DIMS)
         return ST_FAIL(SLA_EPARSE, "%s: tensor \"%s\" has %d dimensions", path, name, t->ndim);
@@ -144,12 +155,13 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
     if (!coo) return SLA_ENOMEM;
     coo->row = sla_malloc((size_t)nnz, sizeof(int64_t), "rows");
     coo->col = sla_malloc((size_t)nnz, sizeof(int64_t), "cols");
-    coo->values = sla_malloc((size_t)(nnz * nb), sizeof(double), "values");
+    int nv = st_is_complex(v->dtype) ? 2 : 1;          /* doubles per value */
+    coo->values = sla_malloc((size_t)(nnz * nb), (size_t)nv * sizeof(double), "values");
     if (!coo->row || !coo->col || !coo->values) { sla_coo_free(&coo); return SLA_ENOMEM; }
     coo->nrows = m;
     coo->ncols = n;
     coo->nnz = coo->nnz_stored = nnz;
-    coo->field = v->dtype[0] == 'I' ? SLA_MM_INTEGER : SLA_MM_REAL;
+    coo->field = v->dtype[0] == 'I' ? SLA_MM_INTEGER : nv == 2 ? SLA_MM_COMPLEX : SLA_MM_REAL;
     for (int64_t k = 0; k < nnz; k++) {
         coo->row[k] = st_get_int(r, k);
         coo->col[k] = st_get_int(c, k);
@@ -161,7 +173,7 @@ static sla_status st_build(const char *path, const st_tensor *v, const st_tensor
             return st;
         }
     }
-    for (int64_t k = 0; k < nnz * nb; k++) coo->values[k] = st_get(v, k);
+    for (int64_t k = 0; k < nnz * nb * nv; k++) coo->values[k] = st_get(v, k);
     if (batch_ndim) {
         *batch_ndim = v->ndim - 1;
         for (int d = 0; d + 1 < v->ndim; d++) batch_shape[d] = v->dims[d];
@@ -253,11 +265,13 @@ static int st_add(cJSON *hdr, const char *name, const char *dtype, int nlead,
     return 1;
 }
 
+/* values (pairs for a complex dtype), then the indices and the shape */
 static int st_write_all(FILE *f, const sla_coo *coo, sla_dtype dtype, int64_t nb)
 {
-    for (int64_t k = 0; k < coo->nnz * nb; k++) {
+    int64_t count = coo->nnz * nb * (sla_dtype_is_complex(dtype) ? 2 : 1);
+    for (int64_t k = 0; k < count; k++) {
         int ok;
-        if (dtype == SLA_FLOAT64) ok = fwrite(&coo->values[k], 8, 1, f) == 1;
+        if (dtype == SLA_FLOAT64 || dtype == SLA_COMPLEX128) ok = fwrite(&coo->values[k], 8, 1, f) == 1;
         else { float x = (float)coo->values[k]; ok = fwrite(&x, 4, 1, f) == 1; }
         if (!ok) return 0;
     }
@@ -296,20 +310,30 @@ static sla_status st_write(const char *func, const char *path, const sla_coo *co
     }
     for (size_t i = 0; metadata && metadata[i]; i += 2)
         SLA_CHECK_ARG_AS(func, metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
-    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return SLA_FAIL_AS(func, SLA_EDTYPE, "dtype %d is not float64 or float32", (int)dtype);
-    if (coo->field == SLA_MM_COMPLEX)
-        return SLA_FAIL_AS(func, SLA_EDTYPE, "complex matrices cannot be written yet");
+    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32 && dtype != SLA_COMPLEX128 &&
+        dtype != SLA_COMPLEX64)
+        return SLA_FAIL_AS(func, SLA_EDTYPE, "dtype %d is not float64, float32, complex128 or "
+                           "complex64", (int)dtype);
+    if ((coo->field == SLA_MM_COMPLEX) != sla_dtype_is_complex(dtype))
+        return SLA_FAIL_AS(func, SLA_EDTYPE, "dtype %s does not match the %s values of the "
+                           "matrix (complex values are written as complex128 or complex64, real "
+                           "ones as float64 or float32)", sla_dtype_name(dtype),
+                           coo->field == SLA_MM_COMPLEX ? "complex" : "real");
+    static const char *const st_names[] = {[SLA_FLOAT64] = "F64", [SLA_FLOAT32] = "F32",
+                                           [SLA_COMPLEX128] = "C128", [SLA_COMPLEX64] = "C64"};
+    static const char *const torch_names[] = {
+        [SLA_FLOAT64] = "torch.float64", [SLA_FLOAT32] = "torch.float32",
+        [SLA_COMPLEX128] = "torch.complex128", [SLA_COMPLEX64] = "torch.complex64"};
     cJSON *hdr = cJSON_CreateObject();
     size_t off = 0, es = sla_dtype_size(dtype), n = (size_t)coo->nnz;
-    int ok = hdr && st_add(hdr, "values", dtype == SLA_FLOAT64 ? "F64" : "F32", batch_ndim,
+    int ok = hdr && st_add(hdr, "values", st_names[dtype], batch_ndim,
                            batch_shape, coo->nnz, n * (size_t)nb * es, &off) &&
              st_add(hdr, "row_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
              st_add(hdr, "col_indices", "I64", 0, NULL, coo->nnz, n * 8, &off) &&
              st_add(hdr, "shape", "I64", 0, NULL, 2, 16, &off);
     cJSON *meta = ok ? cJSON_AddObjectToObject(hdr, "__metadata__") : NULL;
     ok = ok && meta && cJSON_AddStringToObject(meta, "format", "sparse_tensor") &&
-         cJSON_AddStringToObject(meta, "dtype", dtype == SLA_FLOAT64 ? "torch.float64" : "torch.float32") &&
+         cJSON_AddStringToObject(meta, "dtype", torch_names[dtype]) &&
          cJSON_AddStringToObject(meta, "version", "1.0") &&
          cJSON_AddStringToObject(meta, "writer", "sla " SLA_VERSION_STRING) &&
          st_add_metadata(meta, metadata);

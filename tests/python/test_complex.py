@@ -231,8 +231,15 @@ def test_matrix_market_round_trip(tmp_path):
     r, c = nz.nonzero().t()
     torch_sla.save_mtx(SparseTensor(H[r, c], r, c, (10, 10)), path, symmetry="hermitian")
     assert torch.equal(torch_sla.load_mtx(path).to_dense(), H)
-    with pytest.raises(TypeError, match="safetensors"):
-        torch_sla.save_sparse(A, str(tmp_path / "z.safetensors"))
+    st = str(tmp_path / "z.safetensors")               # complex safetensors: C128 / C64
+    torch_sla.save_sparse(A, st)
+    B = torch_sla.load_sparse(st)
+    assert B.dtype == c128 and torch.equal(B.to_dense(), D)
+    torch_sla.save_sparse(SparseTensor(vals.to(c64), row, col, (10, 10)), st)
+    B = torch_sla.load_sparse(st)
+    assert B.dtype == c64 and torch.equal(B.to_dense(), D.to(c64))
+    with pytest.raises(TypeError, match="complex"):
+        torch_sla.load_sparse(st, dtype=torch.float64)
 
 
 def test_young1c():
