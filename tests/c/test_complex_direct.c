@@ -390,6 +390,33 @@ static void regular_rcond(void **state)
     free(a); sla_pattern_free(&p);
 }
 
+/* a supernodal complex LLᴴ (a 120 × 120 gauge Laplacian + 0.5 I): the Cholesky gradient, from
+ * the factor converted to simplicial form, equals the LU one */
+static void supernodal_cholesky(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    gauge_laplacian(120, 120, 1.0, 1, 0.5, &p, &a);
+    int64_t nnz = sla_pattern_nnz(p);
+    sla_solver *ch = create(p, SLA_COMPLEX128, a, SLA_METHOD_CHOLESKY);
+    sla_solver *lu = create(p, SLA_COMPLEX128, a, SLA_METHOD_LU);
+    assert_non_null(strstr(sla_solver_describe(ch), "supernodal"));
+    zc *g1 = malloc((size_t)nnz * sizeof *g1), *g2 = malloc((size_t)nnz * sizeof *g2);
+    TU_OK(sla_solver_logdet_grad(ch, NULL, g1));
+    TU_OK(sla_solver_logdet_grad(lu, NULL, g2));
+    double e = 0, m = 0;
+    for (int64_t q = 0; q < nnz; q++) {
+        e = fmax(e, cabs(g1[q] - g2[q]));
+        m = fmax(m, cabs(g2[q]));
+    }
+    if (!(e < 1e-13 * m)) fail_msg("cholesky vs lu gradient: %g (max %g)", e, m);
+    sla_solver_free(&ch);
+    sla_solver_free(&lu);
+    free(g1); free(g2); free(a);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +424,7 @@ int main(void)
         cmocka_unit_test(large_n),
         cmocka_unit_test(singular_matrices),
         cmocka_unit_test(regular_rcond),
+        cmocka_unit_test(supernodal_cholesky),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
