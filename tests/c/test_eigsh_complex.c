@@ -1,5 +1,5 @@
 /* sla_eigsh on complex Hermitian matrices (complex128, complex64): eigenvalues against LAPACK
- * zheevd / zhegvd on the dense matrix for every method and which, residuals and orthonormality
+ * zhbevd / zhbgvd on the dense matrix for every method and which, residuals and orthonormality
  * (VᴴV = I, with M VᴴMV = I) of the complex eigenvectors, the phase convention, real matrices
  * handed as complex, batches; the VJPs against central finite differences of Hermitian
  * perturbations (PyTorch's convention: dL = Re Σ conj(G_s)·δa_s) for eigenvalue losses and a
@@ -51,23 +51,40 @@ static zc *dense(const sla_pattern *p, const zc *a)
     return d;
 }
 
-/* All eigenvalues ascending (with M: of the pencil) from LAPACK. */
+/* Full upper band storage (kd = n − 1) of a dense column-major Hermitian matrix. */
+static zc *full_band(int64_t n, const zc *d)
+{
+    zc *ab = calloc((size_t)(n * n), sizeof *ab);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i <= j; i++) ab[n - 1 + i - j + j * n] = d[i + j * n];
+    return ab;
+}
+
+/* All eigenvalues ascending (with M: of the pencil) from LAPACK zhbevd / zhbgvd on the full
+ * band: zheevd / zhegvd go through OpenBLAS 0.3.21's multithreaded zgemv, which segfaults for
+ * n ≳ 58 with 2 threads (src/eig/hermitian.c, herm_eig). */
 static void dense_eigs(const sla_pattern *p, const zc *a, const sla_pattern *pm, const zc *m,
                        double *w)
 {
     int64_t n = sla_pattern_nrows(p);
-    zc *d = dense(p, a);
+    zc *d = dense(p, a), *ab = full_band(n, d), *z = malloc(sizeof *z);
     if (!m) {
-        assert_int_equal(LAPACKE_zheevd(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n,
-                                        (lapack_complex_double *)d, (lapack_int)n, w), 0);
+        assert_int_equal(LAPACKE_zhbevd(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n,
+                                        (lapack_int)(n - 1), (lapack_complex_double *)ab,
+                                        (lapack_int)n, w, (lapack_complex_double *)z, 1), 0);
     } else {
-        zc *dm = dense(pm, m);
-        assert_int_equal(LAPACKE_zhegvd(LAPACK_COL_MAJOR, 1, 'N', 'U', (lapack_int)n,
-                                        (lapack_complex_double *)d, (lapack_int)n,
-                                        (lapack_complex_double *)dm, (lapack_int)n, w), 0);
+        zc *dm = dense(pm, m), *bb = full_band(n, dm);
+        assert_int_equal(LAPACKE_zhbgvd(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n,
+                                        (lapack_int)(n - 1), (lapack_int)(n - 1),
+                                        (lapack_complex_double *)ab, (lapack_int)n,
+                                        (lapack_complex_double *)bb, (lapack_int)n, w,
+                                        (lapack_complex_double *)z, 1), 0);
         free(dm);
+        free(bb);
     }
     free(d);
+    free(ab);
+    free(z);
 }
 
 /* ‖A v_j − λ_j M v_j‖ / ‖A‖₁ ≤ rtol and VᴴMV = I (V [n][k] row-major). */
@@ -407,6 +424,98 @@ static void refusals(void **state)
     sla_pattern_free(&p);
 }
 
+/* options through the real form: a start block v0, block_size, ncv, ARPACK (if built) */
+static void options_through_real_form(void **state)
+{
+    (void)state;
+    int64_t n = 200, k = 3;
+    sla_pattern *p;
+    zc *a;
+    hermitian_matrix(n, 71, 0.0, &p, &a);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    double *w = malloc((size_t)n * sizeof *w), lam[3];
+    dense_eigs(p, a, NULL, NULL, w);
+    zc *V = malloc((size_t)(n * k) * sizeof *V), *v0 = malloc((size_t)(n * 2) * sizeof *v0);
+    uint64_t st = 3;
+    for (int64_t q = 0; q < 2 * n; q++) v0[q] = tu_rand(&st) + I * tu_rand(&st);
+    for (int c = 0; c < 4; c++) {
+        sla_eigsh_options o;
+        sla_eigsh_options_init(&o);
+        o.which = SLA_EIGSH_SA;
+        o.v0 = v0;
+        o.nv0 = 2;
+        if (c == 0) { o.method = SLA_EIGSH_LOBPCG; o.block_size = k + 1; }
+        if (c == 1) { o.method = SLA_EIGSH_LANCZOS; o.block_size = 3; o.ncv = 24; }
+        if (c == 2) { o.method = SLA_EIGSH_LANCZOS; o.v0 = NULL; }
+        if (c == 3) o.method = SLA_EIGSH_ARPACK;
+        sla_status s = sla_eigsh(&A, k, &o, lam, V, NULL);
+        if (c == 3 && s == SLA_EUNSUPPORTED) continue;          /* built without ARPACK */
+        TU_OK(s);
+        for (int64_t j = 0; j < k; j++) assert_true(fabs(lam[j] - w[j]) < 1e-9);
+        check_pairs(&A, NULL, k, lam, V, 1e-9);
+    }
+    /* a size the real form cannot take names the field */
+    sla_eigsh_options o;
+    sla_eigsh_options_init(&o);
+    o.method = SLA_EIGSH_LOBPCG;
+    o.block_size = 1;
+    assert_int_equal(sla_eigsh(&A, k, &o, lam, V, NULL), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "block_size"));
+    free(w); free(V); free(v0); free(a);
+    sla_pattern_free(&p);
+}
+
+/* a repeated eigenvalue of A (two identical decoupled blocks): the eigenvalues and their
+ * gradient are fine, an eigenvector loss that depends on the basis of the eigenspace is
+ * refused as in the real VJP */
+static void repeated_eigenvalue(void **state)
+{
+    (void)state;
+    int64_t h = 15, n = 2 * h, k = 2;
+    sla_pattern *p1;
+    zc *a1;
+    hermitian_matrix(h, 81, 0.0, &p1, &a1);
+    const int64_t *rp = sla_pattern_rowptr(p1);
+    const int32_t *ci = sla_pattern_colind(p1);
+    int64_t nnz1 = sla_pattern_nnz(p1);
+    int64_t *r = malloc((size_t)(2 * nnz1) * sizeof *r), *c = malloc((size_t)(2 * nnz1) * sizeof *c);
+    zc *v = malloc((size_t)(2 * nnz1) * sizeof *v);
+    for (int blk = 0; blk < 2; blk++)
+        for (int64_t i = 0; i < h; i++)
+            for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+                int64_t q = blk * nnz1 + s;
+                r[q] = i + blk * h; c[q] = ci[s] + blk * h; v[q] = a1[s];
+            }
+    sla_pattern *p;
+    TU_OK(sla_pattern_from_coo(n, n, 2 * nnz1, r, c, &p));
+    zc *a = malloc((size_t)sla_pattern_nnz(p) * sizeof *a), *dA = malloc((size_t)sla_pattern_nnz(p) * sizeof *dA);
+    TU_OK(sla_values_gather(p, SLA_COMPLEX128, 1, v, a));
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    sla_eigsh_options o;
+    sla_eigsh_options_init(&o);
+    o.which = SLA_EIGSH_SA;
+    o.method = SLA_EIGSH_DENSE;
+    double lam[2], gl[2] = {1, 1};
+    zc V[60], gV[60];
+    TU_OK(sla_eigsh(&A, k, &o, lam, V, NULL));
+    assert_true(fabs(lam[0] - lam[1]) < 1e-12 * (1 + fabs(lam[0])));
+    TU_OK(sla_eigsh_vjp(&A, k, lam, V, gl, NULL, dA));
+    /* the sum of the pair: ∂(λ₁ + λ₂)/∂a_ii is the projector's diagonal, summing to 2 */
+    double tr = 0;
+    for (int64_t i = 0; i < n; i++) tr += creal(dA[sla_pattern_find(p, i, i)]);
+    assert_true(fabs(tr - 2.0) < 1e-10);
+    /* g_1 = v_2 (v_2ᴴg_1 = 1 ≠ v_1ᴴg_2 = 0): the loss depends on the basis of the eigenspace */
+    for (int64_t i = 0; i < n; i++) {
+        gV[i * k] = V[i * k + 1];
+        gV[i * k + 1] = 0;
+    }
+    assert_int_equal(sla_eigsh_vjp(&A, k, lam, V, NULL, gV, dA), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "repeated"));
+    free(r); free(c); free(v); free(a); free(a1); free(dA);
+    sla_pattern_free(&p);
+    sla_pattern_free(&p1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +525,8 @@ int main(void)
         cmocka_unit_test(complex64),
         cmocka_unit_test(eigenvalue_vjp_is_vvh),
         cmocka_unit_test(vjp_fd),
+        cmocka_unit_test(options_through_real_form),
+        cmocka_unit_test(repeated_eigenvalue),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
