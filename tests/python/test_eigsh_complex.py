@@ -172,3 +172,22 @@ def test_refusals():
     w, V = SparseTensor(hermitize(p, mirror), row, col, (n, n)).eigsh(2, which="SA")
     with pytest.raises(NotImplementedError, match="second derivatives"):
         torch.autograd.grad(w.sum(), p, create_graph=True)
+
+
+def test_batched_with_gradient():
+    n, k = 11, 2
+    row, col, mirror, x = _setup(n, seed=23)
+    xb = torch.stack([x, 1.7 * x + 0.3 * (row == col)])
+
+    def f(p):
+        A = SparseTensor(hermitize(p, mirror), row, col, (2, n, n))
+        w, V = A.eigsh(k, which="LA", method="lobpcg", tol=0)
+        return w, (V.abs() ** 2).sum(-2)            # column norms: phase invariant, all 1
+
+    p = xb.clone().requires_grad_(True)
+    w, norms = f(p)
+    assert w.shape == (2, k) and torch.allclose(norms, torch.ones(2, k, dtype=torch.float64))
+    D = dense(hermitize(xb, mirror), row, col, n)
+    for b in range(2):
+        assert torch.allclose(w[b], eigvalsh_reference(D[b])[-k:], atol=1e-10)
+    assert gradcheck(lambda q: f(q)[0], (p,), eps=1e-6, atol=1e-6)
