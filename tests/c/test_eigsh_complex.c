@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eig_alloc_fail.h"
 #include "testutil.h"
 
 typedef double complex zc;
@@ -516,6 +517,52 @@ static void repeated_eigenvalue(void **state)
     sla_pattern_free(&p1);
 }
 
+/* every allocation of the complex forward and VJPs failing in turn: SLA_ENOMEM, no leak */
+typedef struct alloc_case {
+    sla_matrix A, M;
+    int gen, vjp;
+    double lam[2];
+    zc V[40], gV[40], dA[400], dM[400];
+} alloc_case;
+
+static sla_status alloc_run(void *ctx)
+{
+    alloc_case *c = ctx;
+    sla_eigsh_options o;
+    sla_eigsh_options_init(&o);
+    o.which = SLA_EIGSH_SA;
+    o.method = SLA_EIGSH_LOBPCG;
+    if (c->gen) o.M = &c->M;
+    if (!c->vjp) return sla_eigsh(&c->A, 2, &o, c->lam, c->V, NULL);
+    double gl[2] = {1, 2};
+    return c->gen ? sla_eigsh_generalized_vjp(&c->A, &c->M, 2, c->lam, c->V, gl, c->gV, c->dA, c->dM)
+                  : sla_eigsh_vjp(&c->A, 2, c->lam, c->V, gl, c->gV, c->dA);
+}
+
+static void allocation_failures(void **state)
+{
+    (void)state;
+    int64_t n = 20;
+    sla_pattern *p, *pm;
+    zc *a, *m;
+    hermitian_matrix(n, 91, 0.0, &p, &a);
+    hermitian_matrix(n, 92, 10.0, &pm, &m);
+    assert_true(sla_pattern_nnz(p) <= 400 && sla_pattern_nnz(pm) <= 400);
+    alloc_case c = {0};
+    c.A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    c.M = sla_matrix_view(pm, SLA_COMPLEX128, 1, m);
+    for (c.gen = 0; c.gen < 2; c.gen++) {
+        c.vjp = 0;
+        eig_every_allocation_fails(c.gen ? "generalized eigsh" : "eigsh", alloc_run, &c);
+        for (int64_t q = 0; q < 2 * n; q++) c.gV[q] = 2.0 * c.V[q];
+        c.vjp = 1;
+        eig_every_allocation_fails(c.gen ? "generalized VJP" : "VJP", alloc_run, &c);
+    }
+    free(a); free(m);
+    sla_pattern_free(&p);
+    sla_pattern_free(&pm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +575,7 @@ int main(void)
         cmocka_unit_test(options_through_real_form),
         cmocka_unit_test(repeated_eigenvalue),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
