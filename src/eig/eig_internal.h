@@ -203,6 +203,9 @@ typedef struct eig_result {
 } eig_result;
 
 sla_status eig_result_init(eig_result *R, int64_t n, int64_t batch, int64_t k);
+/* SLA_OK when nconv ≥ k, else SLA_NOT_CONVERGED with sla_eigsh's message (counts, the largest
+ * residual and tol). */
+sla_status eig_converged_status(int64_t nconv, int64_t k, int has_M, double maxres, double tol);
 void eig_result_free(eig_result *R);
 
 /* True residuals ‖A x_i − λ_i x_i‖₂ for the k columns of every batch element; also replaces

@@ -683,11 +683,7 @@ static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_
     sla_free(v0);
     sla_free(res);
     if (st < 0) return st;
-    if (nconv < k)
-        return EIG_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
-                        "%s = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
-                        o.M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, o.tol);
-    return SLA_OK;
+    return eig_converged_status(nconv, k, o.M != NULL, maxres, o.tol);
 }
 
 /* Errors from anything this calls (a factorization, an allocation) start with the public name. */

@@ -449,9 +449,5 @@ sla_status eig_hermitian(const sla_matrix *A, int64_t k, const sla_eigsh_options
     sla_free(lam2);
     sla_free(vec2);
     if (st < 0) return st;
-    if (nconv < k)
-        return EIG_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
-                        "%s = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
-                        o.M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, h.tol);
-    return SLA_OK;
+    return eig_converged_status(nconv, k, o.M != NULL, maxres, h.tol);
 }
