@@ -52,6 +52,15 @@
  *
  * dtypes: float64 and float32. float32 input is promoted to float64 internally (one copy of
  * the values); the outputs are rounded to float32.
+ * complex128 and complex64 (sla_eigsh and both VJPs): A (and M) Hermitian, A = Aᴴ to the
+ * symmetry tolerance (else SLA_EINVAL naming the entry); the eigenvalues (and their cotangents)
+ * are of the real dtype (float64 / float32), the eigenvectors (cotangents, gradients) complex,
+ * each with its largest-magnitude entry real positive. Computed on the real symmetric form
+ * [[Re A, −Im A], [Im A, Re A]] (2k eigenpairs, every option as above; LOBPCG preconditioners
+ * are SLA_EUNSUPPORTED) and collapsed to k by a complex Rayleigh–Ritz step. Gradients in
+ * PyTorch's convention (∂λ/∂a_rc = v_r·conj(v_c)); an eigenvector cotangent g_i with
+ * Im(v_iᴴ g_i) ≠ 0 (a loss that depends on the phase of v_i) is SLA_EINVAL.
+ * docs/complex.md, "eigsh for Hermitian matrices".
  */
 #ifndef SLA_EIG_H
 #define SLA_EIG_H

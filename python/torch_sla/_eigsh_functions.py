@@ -8,6 +8,11 @@ eigenvalue comes from the eigenvector derivative — the first-order eigenvector
 (projected solves with A − λ_i I): Hessians and Hessian-vector products of eigenvalue losses
 are exact. The eigenvector VJP itself (sla_eigsh_vjp with eigenvector cotangents) has no
 differentiable form here: differentiating a gradient that went through it raises.
+
+Complex Hermitian A (complex128, complex64): real eigenvalues, complex eigenvectors (phase:
+the largest-magnitude entry real positive); the backward is sla_eigsh_vjp in torch's
+convention (∂λ/∂A = v vᴴ on the pattern; eigenvector losses must not depend on the phase of
+the eigenvectors, as for torch.linalg.eigh), first order only (docs/complex.md).
 """
 import ctypes
 
@@ -15,7 +20,8 @@ import torch
 from torch.autograd import Function
 
 from ._capi import check, lib
-from ._functions import PatternOuter, differentiable, matrix_view, unavailable
+from ._functions import (PatternOuter, differentiable, matrix_view, real_dtype,
+                         refuse_complex_graph, unavailable)
 
 EIGENVECTOR_SECOND_ORDER = (
     "torch_sla eigsh: second derivatives through eigenvectors are not available (the "
@@ -41,7 +47,7 @@ def eigsh_forward(pattern, values, k, opts, config, mass=None):
     if opts["maxiter"] is not None:
         o.maxiter = opts["maxiter"]
     B, n = values.shape[0], pattern.ncols
-    evals = values.new_empty(B, k)
+    evals = values.new_empty(B, k, dtype=real_dtype(values.dtype))    # real for Hermitian A
     evecs = values.new_empty(B, n, k)
     info = EigshInfoC()
     A = matrix_view(pattern, values)
@@ -97,6 +103,8 @@ class Eigsh(Function):
         gv, gV = _carries(g_vals), _carries(g_vecs)
         if gv is None and gV is None:
             return torch.zeros_like(values), None, None, None, None
+        if differentiable():
+            refuse_complex_graph(values)
         if not differentiable():
             return Eigsh._vjp(ctx, values, evals, evecs, gv, gV), None, None, None, None
         dv = None
@@ -141,6 +149,8 @@ class EigshGeneralized(Function):
         none = (None,) * 5
         if gv is None and gV is None:
             return (torch.zeros_like(values), torch.zeros_like(mvalues)) + none
+        if differentiable():
+            refuse_complex_graph(values)
         if not differentiable():
             return EigshGeneralized._vjp(ctx, values, mvalues, evals, evecs, gv, gV) + none
         dv = dm = None

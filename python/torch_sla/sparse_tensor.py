@@ -750,7 +750,14 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             LAPACK dsygvd. Eigenvectors
             are M-orthonormal (VᵀMV = I); tol is on ‖A v − λ M v‖₂/((‖A‖₁ + |λ|‖M‖₁)‖v‖₂).
             Differentiable with respect to the values of A and of M
-            (sla_eigsh_generalized_vjp)."""
+            (sla_eigsh_generalized_vjp).
+
+        Complex (complex128/complex64) A must be Hermitian (and M Hermitian positive
+        definite): the eigenvalues are real (float64/float32), the eigenvectors complex with
+        the largest-magnitude entry real positive. Gradients in torch's convention
+        (∂λ/∂A = v vᴴ on the pattern); a loss of the eigenvectors must not depend on their
+        phase (as for torch.linalg.eigh: it raises otherwise); first order only
+        (docs/complex.md)."""
         if which not in ("LA", "SA", "LM", "SM"):
             raise ValueError(f"which = {which!r}: use 'LA', 'SA', 'LM' or 'SM'")
         if not self.is_square:

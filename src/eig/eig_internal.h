@@ -203,6 +203,9 @@ typedef struct eig_result {
 } eig_result;
 
 sla_status eig_result_init(eig_result *R, int64_t n, int64_t batch, int64_t k);
+/* SLA_OK when nconv ≥ k, else SLA_NOT_CONVERGED with sla_eigsh's message (counts, the largest
+ * residual and tol). */
+sla_status eig_converged_status(int64_t nconv, int64_t k, int has_M, double maxres, double tol);
 void eig_result_free(eig_result *R);
 
 /* True residuals ‖A x_i − λ_i x_i‖₂ for the k columns of every batch element; also replaces
@@ -309,5 +312,41 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
 
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);
+
+/* Complex Hermitian matrices (hermitian.c, hermitian_vjp.c) run on their real symmetric form
+ * (realify.c): H = X + iY as K = [[X, −Y], [Y, X]] with the real and imaginary parts of each
+ * row interleaved (rows 2r, 2r + 1), so that a complex vector's memory is its real image R(z)
+ * and K R(z) = R(H z). Entry (r, c) = a + ib of H is the block [[a, −b], [b, a]] of K. */
+typedef struct eig_real_form {
+    sla_pattern *p;             /* 2n × 2n, 4 slots per slot of H (eig_real_slot) */
+    int64_t batch;
+    double *vd;                 /* [batch][4 nnz] float64 */
+    float *vf;                  /* the float32 copy for complex64 H, else NULL */
+    sla_matrix Kd;              /* float64 view */
+    sla_matrix K;               /* in H's real dtype (the float32 copy for complex64) */
+} eig_real_form;
+
+sla_status eig_real_form_init(const sla_matrix *A, eig_real_form *F);
+void eig_real_form_free(eig_real_form *F);
+/* Float64 view of batch element b (batch-1 forms serve every b). */
+sla_matrix eig_real_form_view(const eig_real_form *F, int64_t b);
+/* The slot of K's entry (2r + u, 2c + w) for H's slot s = (r, c) (rp: H's row pointers). */
+int64_t eig_real_slot(const int64_t *rp, int64_t r, int64_t s, int u, int w);
+/* Entry q of complex values of dtype dt as double _Complex, and the store back. */
+double _Complex eig_centry(sla_dtype dt, const void *v, int64_t q);
+void eig_cstore(sla_dtype dt, void *v, int64_t q, double _Complex z);
+/* Z (n × k complex, column-major) ↔ X = R(Z) (2n × k real, row-major, the layout of sla_spmv). */
+void eig_to_real_rows(int64_t n, int64_t k, const double _Complex *Z, double *X);
+void eig_from_real_rows(int64_t n, int64_t k, const double *X, double _Complex *Z);
+/* Y = H_b Z through K (n × k column-major complex blocks; work: 4·n·k doubles). */
+sla_status eig_real_form_apply(const eig_real_form *F, int64_t b, int64_t n, int64_t k,
+                               const double _Complex *Z, double _Complex *Y, double *work);
+/* sla_eigsh and its VJPs for complex A (and M): A checked valid by the caller. */
+sla_status eig_hermitian(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
+                         void *eigenvalues, void *eigenvectors, sla_eigsh_info *info);
+sla_status eig_hermitian_vjp(const char *api, const sla_matrix *A, const sla_matrix *M, int64_t k,
+                             const void *eigenvalues, const void *eigenvectors,
+                             const void *g_eigenvalues, const void *g_eigenvectors, void *dA,
+                             void *dM);
 
 #endif

@@ -579,7 +579,9 @@ static sla_status check_mass_spd(const eig_problem *P)
 static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_options *opt,
                      void *eigenvalues, void *eigenvectors, sla_eigsh_info *info)
 {
-    SLA_TRY(sla_matrix_check_for("sla_eigsh", "A", A, 1));
+    SLA_TRY(sla_matrix_check_for("sla_eigsh", "A", A, 1 | SLA_CHECK_COMPLEX_OK));
+    if (sla_dtype_is_complex(A->dtype))     /* Hermitian: on the real form (hermitian.c) */
+        return eig_hermitian(A, k, opt, eigenvalues, eigenvectors, info);
     int64_t n = sla_pattern_nrows(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
         return EIG_FAIL(SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix", (long long)n,
@@ -681,11 +683,7 @@ static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_
     sla_free(v0);
     sla_free(res);
     if (st < 0) return st;
-    if (nconv < k)
-        return EIG_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual "
-                        "%s = %.3g > tol = %.3g)", (long long)nconv, (long long)k,
-                        o.M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, o.tol);
-    return SLA_OK;
+    return eig_converged_status(nconv, k, o.M != NULL, maxres, o.tol);
 }
 
 /* Errors from anything this calls (a factorization, an allocation) start with the public name. */

@@ -86,3 +86,11 @@ sla_status eig_residuals(const eig_problem *P, eig_result *R, double *res)
     sla_free(z);
     return st;
 }
+
+sla_status eig_converged_status(int64_t nconv, int64_t k, int has_M, double maxres, double tol)
+{
+    if (nconv >= k) return SLA_OK;
+    return EIG_FAIL(SLA_NOT_CONVERGED, "%lld of %lld eigenpairs converged (max residual %s = "
+                    "%.3g > tol = %.3g)", (long long)nconv, (long long)k,
+                    has_M ? "‖Av − λMv‖/((‖A‖₁ + |λ|‖M‖₁)‖v‖)" : "‖Av − λv‖/‖A‖₁", maxres, tol);
+}

@@ -275,7 +275,10 @@ static sla_status run(const sla_matrix *A, int64_t k, const void *eigenvalues,
                       const void *eigenvectors, const void *g_eigenvalues,
                       const void *g_eigenvectors, void *dvalues)
 {
-    SLA_TRY(sla_matrix_check_for(API, "A", A, 1));
+    SLA_TRY(sla_matrix_check_for(API, "A", A, 1 | SLA_CHECK_COMPLEX_OK));
+    if (sla_dtype_is_complex(A->dtype))     /* Hermitian: hermitian_vjp.c */
+        return eig_hermitian_vjp(API, A, NULL, k, eigenvalues, eigenvectors, g_eigenvalues,
+                                 g_eigenvectors, dvalues, NULL);
     int64_t n = sla_pattern_nrows(A->pattern), nnz = sla_pattern_nnz(A->pattern);
     if (sla_pattern_ncols(A->pattern) != n)
         return SLA_FAIL_AS(API, SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix",

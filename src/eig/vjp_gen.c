@@ -19,8 +19,8 @@ static void store(sla_dtype t, void *out, const double *x, int64_t cnt)
 
 static sla_status check_inputs(const sla_matrix *A, const sla_matrix *M, int64_t k, int64_t *n)
 {
-    SLA_TRY(sla_matrix_check_for(API, "A", A, 1));
-    SLA_TRY(sla_matrix_check_for(API, "M", M, 1));
+    SLA_TRY(sla_matrix_check_for(API, "A", A, 1 | SLA_CHECK_COMPLEX_OK));
+    SLA_TRY(sla_matrix_check_for(API, "M", M, 1 | SLA_CHECK_COMPLEX_OK));
     *n = sla_pattern_nrows(A->pattern);
     if (sla_pattern_ncols(A->pattern) != *n)
         return SLA_FAIL_AS(API, SLA_ESHAPE, "A is %lld × %lld; eigsh needs a square matrix",
@@ -45,6 +45,9 @@ static sla_status run(const sla_matrix *A, const sla_matrix *M, int64_t k,
 {
     int64_t n;
     SLA_TRY(check_inputs(A, M, k, &n));
+    if (sla_dtype_is_complex(A->dtype))     /* Hermitian: hermitian_vjp.c */
+        return eig_hermitian_vjp(API, A, M, k, eigenvalues, eigenvectors, g_eigenvalues,
+                                 g_eigenvectors, dA, dM);
     SLA_CHECK_ARG_AS(API, eigenvalues && eigenvectors, "%s is NULL (the outputs of sla_eigsh are "
                      "needed)", eigenvalues ? "eigenvectors" : "eigenvalues");
     sla_dtype dt = A->dtype;

@@ -381,7 +381,7 @@ static void real_as_complex(void **state)
 }
 
 /* what does not take complex values says so: Cholesky, LDLᵀ, KLU, LSQR, preconditioners,
- * Krylov op = T, eigsh, norms, symmetry tests */
+ * Krylov op = T, eigsh of a non-Hermitian matrix, norms, symmetry tests */
 static void refusals(void **state)
 {
     (void)state;
@@ -413,7 +413,9 @@ static void refusals(void **state)
     assert_int_equal(sla_solver_solve(s, SLA_OP_T, 1, b, x, NULL), SLA_EUNSUPPORTED);
     sla_solver_free(&s);
     double ev[2];
-    assert_int_equal(sla_eigsh(&A, 1, NULL, ev, NULL, NULL), SLA_EDTYPE);
+    /* eigsh takes Hermitian complex matrices only (tests/c/test_eigsh_complex.c) */
+    assert_int_equal(sla_eigsh(&A, 1, NULL, ev, NULL, NULL), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "not Hermitian"));
     sla_diag_info di;
     assert_int_equal(sla_matrix_diag_info(&A, &di), SLA_EDTYPE);
     /* complex scalars on a real matrix */
