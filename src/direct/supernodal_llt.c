@@ -26,6 +26,17 @@
 
 #include "direct/direct.h"
 
+/* The numeric kernels are built twice on x86-64, for AVX2 + FMA (x86-64-v3) and for the
+ * baseline, and the loader picks one per CPU (GCC function multiversioning); the helpers are
+ * inlined into each clone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(SLA_NO_CLONES)
+#define SNODE_KERNEL __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define SNODE_INLINE static inline __attribute__((always_inline))
+#else
+#define SNODE_KERNEL
+#define SNODE_INLINE static inline
+#endif
+
 /* Position of each entry of the lower triangle of the permuted A in L->x, and the update runs:
  * for supernode d, run r covers its off-diagonal rows j1 ≤ j < j2 that are columns of one
  * ancestor t; rel[rel_off + i − j1] (j1 ≤ i < nrow) is the local row of R_i in t. */
@@ -111,7 +122,7 @@ void sla_snode_plan_free(sla_snode_plan *plan)
 /* y[i] += sign · Σ_{m<4} c_m[i] c_m[j] for j ≤ i < end, c_m = c + m·ld: four columns per pass
  * so that y is loaded and stored once per four multiply-adds (the loops are memory-bound on y
  * otherwise). */
-static inline void axpy4(double *restrict y, const double *restrict c, int64_t ld, int64_t j,
+SNODE_INLINE void axpy4(double *restrict y, const double *restrict c, int64_t ld, int64_t j,
                          int64_t end, double sign)
 {
     const double *c0 = c, *c1 = c + ld, *c2 = c + 2 * ld, *c3 = c + 3 * ld;
@@ -122,7 +133,7 @@ static inline void axpy4(double *restrict y, const double *restrict c, int64_t l
 /* Column Cholesky of the nsrow × nscol panel p (column-major, leading dimension nsrow) in place;
  * the first nscol rows are the diagonal block. Returns the first column whose pivot is not
  * positive, or −1. */
-static int64_t panel_llt(double *p, int64_t nsrow, int64_t nscol, double *dinv)
+SNODE_INLINE int64_t panel_llt(double *p, int64_t nsrow, int64_t nscol, double *dinv)
 {
     for (int64_t j = 0; j < nscol; j++) {
         double *cj = p + j * nsrow;
@@ -147,7 +158,7 @@ static int64_t panel_llt(double *p, int64_t nsrow, int64_t nscol, double *dinv)
 
 /* Subtracts supernode d's updates (its panel p already factorized) from its ancestors in x;
  * u [maxrow] workspace. */
-static void fan_out(const sla_supernodal_llt *L, const sla_snode_plan *plan, int64_t d,
+SNODE_INLINE void fan_out(const sla_supernodal_llt *L, const sla_snode_plan *plan, int64_t d,
                     double *x, double *u)
 {
     int64_t nscol = L->super[d + 1] - L->super[d], nsrow = L->pi[d + 1] - L->pi[d];
@@ -175,6 +186,7 @@ static void fan_out(const sla_supernodal_llt *L, const sla_snode_plan *plan, int
     }
 }
 
+SNODE_KERNEL
 int64_t sla_snode_factorize(const sla_supernodal_llt *L, const sla_snode_plan *plan,
                             const double *a, size_t xsize, double *x, double *dinv, double *u)
 {
@@ -192,7 +204,7 @@ int64_t sla_snode_factorize(const sla_supernodal_llt *L, const sla_snode_plan *p
 
 /* d_m = Σ_{lo ≤ i < hi} c_m[i] t[i] for four columns c_m = c + m·ld at once: four independent
  * sums (a single running sum is bound by the add latency) */
-static inline void dot4(const double *restrict c, int64_t ld, const double *restrict t, int64_t lo,
+SNODE_INLINE void dot4(const double *restrict c, int64_t ld, const double *restrict t, int64_t lo,
                         int64_t hi, double *d)
 {
     const double *c0 = c, *c1 = c + ld, *c2 = c + 2 * ld, *c3 = c + 3 * ld;
@@ -204,7 +216,7 @@ static inline void dot4(const double *restrict c, int64_t ld, const double *rest
     d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
 }
 
-static inline double dot1(const double *restrict c, const double *restrict t, int64_t lo,
+SNODE_INLINE double dot1(const double *restrict c, const double *restrict t, int64_t lo,
                           int64_t hi)
 {
     double s0 = 0, s1 = 0;
@@ -217,7 +229,7 @@ static inline double dot1(const double *restrict c, const double *restrict t, in
 /* y ← L_s⁻¹ y for supernode s's columns (forward substitution, permuted space); t [maxrow]
  * workspace: the supernode's off-diagonal part of y, scattered once per supernode rather than
  * once per column. The dense triangle first, then the rectangle in four-column passes. */
-static void forward_snode(const sla_supernodal_llt *L, const double *dinv, int64_t s, double *y,
+SNODE_INLINE void forward_snode(const sla_supernodal_llt *L, const double *dinv, int64_t s, double *y,
                           double *t)
 {
     {
@@ -250,7 +262,7 @@ static void forward_snode(const sla_supernodal_llt *L, const double *dinv, int64
 }
 
 /* y ← L_s⁻ᵀ y for supernode s (back substitution), its off-diagonal rows gathered once */
-static void backward_snode(const sla_supernodal_llt *L, const double *dinv, int64_t s, double *y,
+SNODE_INLINE void backward_snode(const sla_supernodal_llt *L, const double *dinv, int64_t s, double *y,
                            double *t)
 {
     {
@@ -279,6 +291,7 @@ static void backward_snode(const sla_supernodal_llt *L, const double *dinv, int6
  * from memory once per block rather than once per column (the condition estimate's first call
  * solves two or three columns; the factor of a 3844-unknown 2D Laplacian is ~1 MB, as large as
  * the L2 cache). */
+SNODE_KERNEL
 void sla_snode_solve(const sla_supernodal_llt *L, const double *dinv, const int64_t *perm,
                      int64_t nrhs, const double *b, double *x, double *w)
 {
