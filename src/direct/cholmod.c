@@ -169,13 +169,20 @@ static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
     return h;
 }
 
+/* Whether the analysis in cm (its flop count and nnz(L)) is for the own kernels
+ * (supernodal_llt.c): small factors that are not too sparse. */
+static int own_kernels(const cholmod_common *cm)
+{
+    return cm->fl <= SLA_SNODE_OWN_MAX_FLOPS && cm->fl >= SLA_SNODE_OWN_MIN_DENSITY * cm->lnz;
+}
+
 /* The symbolic analysis of chol_create, on a started common: one call, so that the analysis
  * method = auto hands over (sla_cholmod_analysis) is the one create would run. */
 static cholmod_factor *analyze(const sla_symlower *low, cholmod_common *cm)
 {
     cholmod_sparse h = csc_header(low, CHOLMOD_PATTERN, NULL);
     cholmod_factor *L = cholmod_l_analyze(&h, cm);
-    if (L && !L->is_super && cm->fl <= SLA_SNODE_OWN_MAX_FLOPS) {
+    if (L && !L->is_super && own_kernels(cm)) {
         /* the own kernels run on a supernodal structure: analyse again for one (same ordering
          * rule, so the same permutation and nnz(L)) */
         cholmod_l_free_factor(&L, cm);
@@ -404,13 +411,13 @@ static sla_status check_regular(const sla_solver *s)
     return SLA_OK;
 }
 
-/* Per-thread workspaces; for a supernodal factor within SLA_SNODE_OWN_MAX_FLOPS, the numeric
+/* Per-thread workspaces; for a supernodal factor the own kernels take (own_kernels()), the numeric
  * factor's storage (cholmod_change_factor to a numeric supernodal LLᵀ, once) and the own
  * kernels' plan (supernodal_llt.c). */
 static sla_status setup_own(sla_solver *s, chol_impl *c)
 {
     cholmod_factor *L = c->L[0];
-    c->own = L->is_super && c->cm[0].fl <= SLA_SNODE_OWN_MAX_FLOPS;
+    c->own = L->is_super && own_kernels(&c->cm[0]);
     if (c->own) {
         if (!cholmod_l_change_factor(CHOLMOD_REAL, 1, 1, 1, 1, L, &c->cm[0]))
             return cholmod_error_status(&c->cm[0], "cholmod_change_factor");

@@ -223,9 +223,13 @@ void sla_selinv_col2super(const sla_supernodal_llt *L, int64_t *col2super);
 /** What a supernodal LLᵀ refactorization on a fixed pattern needs besides the numbers
  *  (supernodal_llt.c): where each entry of the lower triangle of A lands in L->x, and each
  *  supernode's update runs into its ancestors with their relative row indices. Built once. */
-/** Symbolic flop count (CHOLMOD's cm->fl) up to which the cholmod backend factorizes with the
- *  own kernels below rather than CHOLMOD's numeric factorization (measured: docs/direct.md). */
+/** The cholmod backend factorizes with the own kernels below rather than CHOLMOD's numeric
+ *  factorization when the symbolic flop count (CHOLMOD's cm->fl) is at most
+ *  SLA_SNODE_OWN_MAX_FLOPS and flops/nnz(L) at least SLA_SNODE_OWN_MIN_DENSITY: sparser
+ *  factors stay simplicial (CHOLMOD's up-looking kernel has no per-supernode overhead), larger
+ *  ones go to CHOLMOD's BLAS-3 supernodal kernel (measured: docs/direct.md). */
 #define SLA_SNODE_OWN_MAX_FLOPS 1e8
+#define SLA_SNODE_OWN_MIN_DENSITY 20
 
 typedef struct sla_snode_plan {
     int64_t nnz_a;         /**< entries of the sla_symlower the plan was built on */

@@ -29,11 +29,11 @@ static double solve_residual(sla_solver *s, const sla_matrix *A, sla_op op, int6
 static void shared_spd_matrices(void **state)
 {
     if (!tu_have_matrices()) skip();
-    /* factors up to SLA_SNODE_OWN_MAX_FLOPS are supernodal with the own kernels
-     * (supernodal_llt.c), whatever CHOLMOD's simplicial/supernodal rule would pick (simplicial
-     * for 1138_bus and nos6, flops/nnz(L) 3.4 and 13) */
+    /* flops/nnz(L) < SLA_SNODE_OWN_MIN_DENSITY = 20: CHOLMOD simplicial (1138_bus 3.4, nos6
+     * 13); denser factors within SLA_SNODE_OWN_MAX_FLOPS: supernodal with the own kernels
+     * (bcsstk13 208, Laplace3D10 72) */
     const char *names[] = {"1138_bus.mtx", "bcsstk13.mtx", "nos6.mtx", "Laplace3D10.mtx"};
-    const char *form[] = {"own numeric kernels", "own numeric kernels", "own numeric kernels",
+    const char *form[] = {"simplicial", "own numeric kernels", "simplicial",
                           "own numeric kernels"};
     for (int m = 0; m < 4; m++) {
         sla_pattern *p = NULL;
