@@ -21,7 +21,11 @@
  *          whose pivot failed (CHOLMOD's L->minor mapped through the permutation). After a failed
  *          refactor the solver holds no valid factorization until the next successful one.
  * Form.    Supernodal or simplicial by CHOLMOD's rule (simplicial when flops/nnz(L) < 40: 2–10×
- *          faster on very sparse factors), always LLᵀ; describe() says which.
+ *          faster on very sparse factors), always LLᵀ; describe() says which. Factors of at
+ *          most SLA_SNODE_OWN_MAX_FLOPS with flops/nnz(L) ≥ SLA_SNODE_OWN_MIN_DENSITY are
+ *          supernodal, factorized and solved by the own kernels of supernodal_llt.c on
+ *          CHOLMOD's symbolic structure (own_kernels(); measurements in docs/direct.md); the
+ *          batch then runs in parallel over its elements as for simplicial factors.
  * rcond    The estimate of condest.c (Higham's 1-norm estimator on the row-equilibrated A, a few
  *          solves on the factor), after every factorization; the minimum over the batch. Below
  *          SLA_RCOND_SINGULAR the matrix is numerically singular (semidefinite to working
