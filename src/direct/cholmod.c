@@ -21,7 +21,11 @@
  *          whose pivot failed (CHOLMOD's L->minor mapped through the permutation). After a failed
  *          refactor the solver holds no valid factorization until the next successful one.
  * Form.    Supernodal or simplicial by CHOLMOD's rule (simplicial when flops/nnz(L) < 40: 2–10×
- *          faster on very sparse factors), always LLᵀ; describe() says which.
+ *          faster on very sparse factors), always LLᵀ; describe() says which. Factors of at
+ *          most SLA_SNODE_OWN_MAX_FLOPS with flops/nnz(L) ≥ SLA_SNODE_OWN_MIN_DENSITY are
+ *          supernodal, factorized and solved by the own kernels of supernodal_llt.c on
+ *          CHOLMOD's symbolic structure (own_kernels(); measurements in docs/direct.md); the
+ *          batch then runs in parallel over its elements as for simplicial factors.
  * rcond    The estimate of condest.c (Higham's 1-norm estimator on the row-equilibrated A, a few
  *          solves on the factor), after every factorization; the minimum over the batch. Below
  *          SLA_RCOND_SINGULAR the matrix is numerically singular (semidefinite to working
@@ -54,8 +58,27 @@ typedef struct chol_impl {
     int64_t *rcond_hint;       /* [batch] their hints for the next factorization */
     int valid;                 /* 0 after a failed (re)factorization */
     int64_t *slot_pos;         /* [nnz] position of (A⁻¹)_{c,r} of each slot in L->x (lazy) */
+    int own;                   /* 1: own supernodal kernels (supernodal_llt.c) on L's structure */
+    sla_snode_plan plan;       /* their pattern-only part (own = 1) */
+    double *work;              /* [nthreads][work_per_thread]: condition estimate, own kernels */
+    double *dinv;              /* [batch][n] 1 / L_jj of the own kernels' factors */
+    size_t work_per_thread;
     char why_invalid[400];
 } chol_impl;
+
+static sla_supernodal_llt supernodal_view(const cholmod_factor *L);
+
+/* The own kernels' workspace of thread slot t: the factorization's update column, or the
+ * solve's [nrhs·n + maxrow] (nrhs ≤ 3). */
+static double *own_work(const chol_impl *c, int t)
+{
+    return c->work + (size_t)t * c->work_per_thread + SLA_RCOND_WORK * c->low.n;
+}
+
+static double *own_dinv(const chol_impl *c, int64_t b)
+{
+    return c->dinv + (size_t)b * c->low.n;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Ordering rule                                                                             */
@@ -150,12 +173,29 @@ static cholmod_sparse csc_header(const sla_symlower *low, int xtype, double *x)
     return h;
 }
 
+/* Whether the analysis in cm (its flop count and nnz(L)) is for the own kernels
+ * (supernodal_llt.c): small factors that are not too sparse. */
+static int own_kernels(const cholmod_common *cm)
+{
+    return cm->fl <= SLA_SNODE_OWN_MAX_FLOPS && cm->fl >= SLA_SNODE_OWN_MIN_DENSITY * cm->lnz;
+}
+
 /* The symbolic analysis of chol_create, on a started common: one call, so that the analysis
  * method = auto hands over (sla_cholmod_analysis) is the one create would run. */
 static cholmod_factor *analyze(const sla_symlower *low, cholmod_common *cm)
 {
     cholmod_sparse h = csc_header(low, CHOLMOD_PATTERN, NULL);
-    return cholmod_l_analyze(&h, cm);
+    cholmod_factor *L = cholmod_l_analyze(&h, cm);
+    if (L && !L->is_super && own_kernels(cm)) {
+        /* the own kernels run on a supernodal structure: analyse again for one (same ordering
+         * rule, so the same permutation and nnz(L)) */
+        cholmod_l_free_factor(&L, cm);
+        int was = cm->supernodal;
+        cm->supernodal = CHOLMOD_SUPERNODAL;
+        L = cholmod_l_analyze(&h, cm);
+        cm->supernodal = was;
+    }
+    return L;
 }
 
 sla_status sla_cholmod_analyze_cost(const sla_matrix *A, sla_ordering ordering, double *nnz_L,
@@ -283,6 +323,12 @@ static sla_status chol_inverse(void *ctx, int64_t b, sla_op op, int64_t k, doubl
     (void)op;
     inverse_ctx *ic = ctx;
     chol_impl *c = ic->c;
+    if (c->own) {
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        double *w = own_work(c, ic->t);
+        sla_snode_solve(&v, own_dinv(c, b), c->L[b]->Perm, k, y, y, w);
+        return SLA_OK;
+    }
     int t = ic->t, w = (k > 1 ? WS_ESTIMATE_BLOCK : WS_ESTIMATE_ONE) * c->nthreads + t;
     int64_t n = (int64_t)c->L[b]->n;
     cholmod_dense bd = dense_header(n, k, y);
@@ -298,12 +344,10 @@ static sla_status chol_inverse(void *ctx, int64_t b, sla_op op, int64_t k, doubl
 static sla_status estimate_rcond(sla_solver *s, int64_t b, int t)
 {
     chol_impl *c = s->impl;
-    double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
-    if (!work) return SLA_FAIL(SLA_ENOMEM, "condition estimate of batch element %lld", (long long)b);
+    double *work = c->work + (size_t)t * c->work_per_thread;
     inverse_ctx ic = {c, t};
     sla_status st = sla_direct_rcond(s, b, chol_inverse, &ic, work, &c->rcond_hint[b],
                                      &c->rcond[b]);
-    sla_free(work);
     if (st < 0) return cholmod_error_status(&c->cm[t], "cholmod_solve2 (condition estimate)");
     return SLA_OK;
 }
@@ -316,9 +360,17 @@ static sla_status factorize_one(void *ctx, int64_t b, int t)
     int64_t nnz = sla_pattern_nnz(s->pattern);
     double *x = c->xbuf + (size_t)t * (size_t)c->low.nnz;
     sla_symlower_gather(&c->low, s->dtype, (const char *)s->A.values + (size_t)(b * nnz) * es, x);
+    cholmod_factor *L = c->L[b];
+    if (c->own) {
+        sla_supernodal_llt v = supernodal_view(L);
+        int64_t k = sla_snode_factorize(&v, &c->plan, x, L->xsize, L->x, own_dinv(c, b),
+                                        own_work(c, t));
+        L->minor = (size_t)(k < 0 ? s->n : k);
+        if (k >= 0) return not_spd_error(s, b, ((const int64_t *)L->Perm)[k], k);
+        return estimate_rcond(s, b, t);
+    }
     cholmod_sparse h = csc_header(&c->low, CHOLMOD_REAL, x);
     cholmod_common *cm = &c->cm[t];
-    cholmod_factor *L = c->L[b];
     cholmod_l_factorize(&h, L, cm);
     if (cm->status == CHOLMOD_NOT_POSDEF) {
         int64_t k = (int64_t)L->minor;
@@ -363,6 +415,30 @@ static sla_status check_regular(const sla_solver *s)
     return SLA_OK;
 }
 
+/* Per-thread workspaces; for a supernodal factor the own kernels take (own_kernels()), the numeric
+ * factor's storage (cholmod_change_factor to a numeric supernodal LLᵀ, once) and the own
+ * kernels' plan (supernodal_llt.c). */
+static sla_status setup_own(sla_solver *s, chol_impl *c)
+{
+    cholmod_factor *L = c->L[0];
+    c->own = L->is_super && own_kernels(&c->cm[0]);
+    if (c->own) {
+        if (!cholmod_l_change_factor(CHOLMOD_REAL, 1, 1, 1, 1, L, &c->cm[0]))
+            return cholmod_error_status(&c->cm[0], "cholmod_change_factor");
+        sla_supernodal_llt v = supernodal_view(L);
+        SLA_TRY(sla_snode_plan_build(&v, L->Perm, &c->low, &c->plan));
+        c->dinv = sla_malloc((size_t)s->batch, (size_t)(s->n > 0 ? s->n : 1) * sizeof(double),
+                             "inverse diagonal");
+        if (!c->dinv) return SLA_ENOMEM;
+    }
+    size_t n = (size_t)s->n;
+    /* the condition estimate solves up to 3 columns in one call */
+    c->work_per_thread = SLA_RCOND_WORK * n + (c->own ? (size_t)c->plan.maxrow + 3 * n : 0);
+    c->work = sla_malloc((size_t)c->nthreads, (c->work_per_thread ? c->work_per_thread : 1) *
+                         sizeof(double), "cholesky workspace");
+    return c->work ? SLA_OK : SLA_ENOMEM;
+}
+
 /* Threads over the batch: one per element for simplicial factors, whose factorization, solves and
  * selected inverse are plain scalar loops (no BLAS, no OpenMP inside); none for supernodal ones,
  * which already use the cores through threaded BLAS and CHOLMOD's own OpenMP regions: running
@@ -370,7 +446,7 @@ static sla_status check_regular(const sla_solver *s)
  * 100×100 Poisson factors took 1.3–1.8× longer over 2 threads, their selected inverses 3×). */
 static int batch_threads(const chol_impl *c, const cholmod_factor *L)
 {
-    return L->is_super ? 1 : c->nthreads;
+    return L->is_super && !c->own ? 1 : c->nthreads;
 }
 
 static sla_status check_valid(const sla_solver *s)
@@ -405,7 +481,8 @@ static void describe(sla_solver *s)
                  sla_direct_singular_note(s));
     snprintf(s->description, sizeof s->description,
              "cholesky (CHOLMOD %d.%d.%d %s, %s): nnz(L) %s%s%s%s", CHOLMOD_MAIN_VERSION,
-             CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION, L->is_super ? "supernodal" : "simplicial",
+             CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION,
+             c->own ? "supernodal, own numeric kernels" : L->is_super ? "supernodal" : "simplicial",
              ordering_label(L->ordering), lnz, s->dtype == SLA_FLOAT32 ? ", float32 via double" : "",
              s->batch > 1 ? ", batched" : "", rc);
 }
@@ -431,6 +508,9 @@ static void chol_destroy(sla_solver *s)
     sla_free(c->E);
     sla_free(c->xbuf);
     sla_free(c->slot_pos);
+    sla_free(c->work);
+    sla_free(c->dinv);
+    sla_snode_plan_free(&c->plan);
     sla_free(c->rcond);
     sla_free(c->rcond_hint);
     sla_symlower_free(&c->low);
@@ -480,6 +560,7 @@ static sla_status chol_create(sla_solver *s)
     if (!c->xbuf) return SLA_ENOMEM;
     if (!c->L[0]) c->L[0] = analyze(&c->low, &c->cm[0]);
     if (!c->L[0]) return cholmod_error_status(&c->cm[0], "cholmod_analyze");
+    SLA_TRY(setup_own(s, c));
     c->batch_threads = batch_threads(c, c->L[0]);
     for (int64_t b = 1; b < s->batch; b++) {
         c->L[b] = cholmod_l_copy_factor(c->L[0], &c->cm[0]);
@@ -520,6 +601,20 @@ static sla_status solve_one(void *ctx, int64_t b, int t)
     size_t es = sla_dtype_size(s->dtype);
     int64_t n = s->n, off = b * n * nrhs;
     const void *Bb = (const char *)B + (size_t)off * es;
+    if (c->own) {
+        sla_supernodal_llt v = supernodal_view(c->L[b]);
+        double *w = own_work(c, t);
+        void *Xb = (char *)X + (size_t)off * es;
+        if (s->dtype == SLA_FLOAT64 && nrhs == 1) {
+            sla_snode_solve(&v, own_dinv(c, b), c->L[b]->Perm, 1, Bb, Xb, w);
+            return SLA_OK;
+        }
+        sla_dense_to_colmajor(s->dtype, n, nrhs, Bb, buf);
+        for (int64_t j = 0; j < nrhs; j++)
+            sla_snode_solve(&v, own_dinv(c, b), c->L[b]->Perm, 1, buf + j * n, buf + j * n, w);
+        sla_dense_from_colmajor(s->dtype, n, nrhs, buf, n, Xb);
+        return SLA_OK;
+    }
     cholmod_dense bd = dense_header(n, nrhs, NULL);
     if (s->dtype == SLA_FLOAT64 && nrhs == 1) {
         bd.x = (void *)Bb;          /* read-only: cholmod_solve2 does not write B */

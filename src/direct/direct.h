@@ -223,6 +223,46 @@ int64_t sla_supernodal_find(const sla_supernodal_llt *L, const int64_t *col2supe
 /** col2super[j] = supernode of column j, [n]. */
 void sla_selinv_col2super(const sla_supernodal_llt *L, int64_t *col2super);
 
+/** What a supernodal LLᵀ refactorization on a fixed pattern needs besides the numbers
+ *  (supernodal_llt.c): where each entry of the lower triangle of A lands in L->x, and each
+ *  supernode's update runs into its ancestors with their relative row indices. Built once. */
+/** The cholmod backend factorizes with the own kernels below rather than CHOLMOD's numeric
+ *  factorization when the symbolic flop count (CHOLMOD's cm->fl) is at most
+ *  SLA_SNODE_OWN_MAX_FLOPS and flops/nnz(L) at least SLA_SNODE_OWN_MIN_DENSITY: sparser
+ *  factors stay simplicial (CHOLMOD's up-looking kernel has no per-supernode overhead), larger
+ *  ones go to CHOLMOD's BLAS-3 supernodal kernel (measured: docs/direct.md). */
+#define SLA_SNODE_OWN_MAX_FLOPS 1e8
+#define SLA_SNODE_OWN_MIN_DENSITY 20
+
+typedef struct sla_snode_plan {
+    int64_t nnz_a;         /**< entries of the sla_symlower the plan was built on */
+    int64_t *apos;         /**< [nnz_a] position in L->x of each of them */
+    int64_t *run_ptr;      /**< [nsuper + 1] runs of each supernode */
+    int64_t *run_target;   /**< [nruns][4]: ancestor, first and end off-diagonal row, rel offset */
+    int32_t *rel;          /**< local rows in the ancestor */
+    int64_t nruns, maxrow; /**< maxrow: the tallest supernode (workspace of the factorization) */
+} sla_snode_plan;
+
+/** Builds plan for the symbolic supernodal factor L (CHOLMOD layout; perm = L->Perm, P A Pᵀ =
+ *  L Lᵀ) and the lower triangle low of A ∪ Aᵀ. @return SLA_OK, SLA_ENOMEM, SLA_EINTERNAL. */
+sla_status sla_snode_plan_build(const sla_supernodal_llt *L, const int64_t *perm,
+                                const sla_symlower *low, sla_snode_plan *plan);
+void sla_snode_plan_free(sla_snode_plan *plan);
+
+/** Numeric LLᵀ into x [xsize] (L's layout; L->x is not read) from the gathered values a
+ *  [plan->nnz_a] of the lower triangle, and dinv [n] = 1 / L_jj (the solves multiply by it: a
+ *  division per column is the latency of a triangular solve); u [plan->maxrow] workspace.
+ *  @return −1, or the first elimination step whose pivot is not positive (x then holds a
+ *  partial factor). */
+int64_t sla_snode_factorize(const sla_supernodal_llt *L, const sla_snode_plan *plan,
+                            const double *a, size_t xsize, double *x, double *dinv, double *u);
+
+/** X = A⁻¹ B with A = Pᵀ L Lᵀ P (perm = L->Perm) for nrhs columns, column-major n × nrhs
+ *  blocks (leading dimension n), dinv from sla_snode_factorize; B and X may alias; w [nrhs·n + maxrow] workspace (maxrow: the
+ *  tallest supernode, sla_snode_plan). */
+void sla_snode_solve(const sla_supernodal_llt *L, const double *dinv, const int64_t *perm,
+                     int64_t nrhs, const double *b, double *x, double *w);
+
 /** Selected inverse: Z = (L Lᵀ)⁻¹ restricted to the pattern of L (lower triangle), written in
  *  the layout of L->x (Z has as many entries as x; upper triangles of diagonal blocks are
  *  unspecified). Method: the Takahashi / Erisman–Tinney recurrences (Takahashi, Fagan & Chin

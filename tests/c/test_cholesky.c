@@ -29,10 +29,12 @@ static double solve_residual(sla_solver *s, const sla_matrix *A, sla_op op, int6
 static void shared_spd_matrices(void **state)
 {
     if (!tu_have_matrices()) skip();
-    /* CHOLMOD's rule: simplicial when flops/nnz(L) < 40 (1138_bus 3.4, nos6 13; bcsstk13 208,
-     * Laplace3D10 72 are supernodal) */
+    /* flops/nnz(L) < SLA_SNODE_OWN_MIN_DENSITY = 20: CHOLMOD simplicial (1138_bus 3.4, nos6
+     * 13); denser factors within SLA_SNODE_OWN_MAX_FLOPS: supernodal with the own kernels
+     * (bcsstk13 208, Laplace3D10 72) */
     const char *names[] = {"1138_bus.mtx", "bcsstk13.mtx", "nos6.mtx", "Laplace3D10.mtx"};
-    const char *form[] = {"simplicial", "supernodal", "simplicial", "supernodal"};
+    const char *form[] = {"simplicial", "own numeric kernels", "simplicial",
+                          "own numeric kernels"};
     for (int m = 0; m < 4; m++) {
         sla_pattern *p = NULL;
         double *v = NULL;
@@ -436,6 +438,35 @@ static void nonfinite_rejected(void **state)
     sla_pattern_free(&p);
 }
 
+/* The two numeric paths of the backend: a factor within SLA_SNODE_OWN_MAX_FLOPS (2D grid) runs
+ * the own supernodal kernels, a larger one (3D 25³ grid, METIS, ~10⁹ flops) CHOLMOD's; both
+ * solve to a residual at rounding level for op N and T, one and three right-hand sides. */
+static void own_kernels_and_cholmod(void **state)
+{
+    int64_t dims2[2] = {45, 38}, dims3[3] = {25, 25, 25};
+    double lo[3] = {-1, -1.2, -0.8}, up[3] = {-1, -1.2, -0.8};
+    for (int c = 0; c < 2; c++) {
+        sla_pattern *p = NULL;
+        double *v = NULL;
+        TU_OK(sla_gallery_grid(c ? 3 : 2, c ? dims3 : dims2, c ? 6.1 : 4.5, lo, up, &p, &v));
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+        sla_solver_options o = chol_opts(SLA_ORDERING_AUTO);
+        sla_solver *s = NULL;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        const char *d = sla_solver_describe(s);
+        if (c) assert_null(strstr(d, "own numeric kernels"));
+        else assert_non_null(strstr(d, "own numeric kernels"));
+        for (int op = 0; op < 2; op++)
+            for (int64_t nrhs = 1; nrhs <= 3; nrhs += 2) {
+                double r = solve_residual(s, &A, (sla_op)op, nrhs, 31 + (uint64_t)c);
+                if (!(r <= 1e-13)) fail_msg("grid %d op %d nrhs %lld: residual %.3g", c, op, (long long)nrhs, r);
+            }
+        sla_solver_free(&s);
+        sla_pattern_free(&p);
+        free(v);
+    }
+}
+
 static void tiny_and_structured(void **state)
 {
     sla_solver_options opt = chol_opts(SLA_ORDERING_AUTO);
@@ -572,6 +603,7 @@ int main(void)
         cmocka_unit_test(unsymmetric_rejected),
         cmocka_unit_test(nonfinite_rejected),
         cmocka_unit_test(tiny_and_structured),
+        cmocka_unit_test(own_kernels_and_cholmod),
         cmocka_unit_test(orderings_and_cost),
         cmocka_unit_test(auto_ordering_rule),
         cmocka_unit_test(empty_matrix),
