@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(not MPI_CLI or not os.path.exists(MPI_CLI),
 need_matrices = pytest.mark.skipif(not os.path.isdir(MATRICES), reason="shared matrices not found")
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMP_NUM_THREADS": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+           "OMP_NUM_THREADS": "1", "OMPI_MCA_mpi_yield_when_idle": "1",
+           "OMPI_MCA_hwloc_base_binding_policy": "none"}   # see tests/mpi/CMakeLists.txt
 # each rank runs sla-mpi and leaves its exit code in RCDIR/rc.RANK, then exits 0 (mpirun kills
 # the other ranks when one exits non-zero, perhaps before they wrote their code)
 WRAPPER = '"$0" "$@"; echo $? > "$SLA_RCDIR/rc.$OMPI_COMM_WORLD_RANK"'
@@ -153,8 +154,8 @@ def write_neumann(path, m):
 def test_help_and_serial_tool_free_of_mpi():
     p = mpi(1, "--help")
     assert p.returncode == 0 and p.stdout.startswith("usage: mpirun -np N sla-mpi")
-    assert "eigsh" in p.stdout and "not in libsla_mpi yet" in p.stdout
-    for cmd in ["solve", "logdet", "info"]:
+    assert "eigsh FILE" in p.stdout and "convert is serial only" in p.stdout
+    for cmd in ["solve", "logdet", "info", "eigsh"]:
         p = mpi(2, cmd, "--help")
         assert p.returncode == 0 and p.stdout.count("usage: mpirun -np N sla-mpi " + cmd) == 1
     # the serial tool does not link MPI (it is unchanged without mpirun)
@@ -309,7 +310,56 @@ def test_mpi_only_refusals(poisson):
     assert p.returncode == 2 and "not available under MPI" in p.stderr
     p = mpi(2, "solve", poisson, "--partition", "random")
     assert p.returncode == 2 and p.stderr.count("--partition") == 1
-    p = mpi(2, "eigsh", poisson)
+    p = mpi(2, "convert", poisson, "x.mtx")
+    assert p.returncode == 2 and "serial 'sla convert'" in p.stderr
+    p = mpi(2, "eigsh", poisson, "-k", "2", "--which", "LM")
+    assert p.returncode == 2 and "serial 'sla eigsh'" in p.stderr and p.stderr.count("--which") == 1
+    p = mpi(2, "eigsh", poisson, "-k", "2", "--sigma", "0")
     assert p.returncode == 2 and "serial 'sla eigsh'" in p.stderr
     p = mpi(2, "solve", poisson, "--monitor")
     assert p.returncode == 2
+
+
+@need_matrices
+@pytest.mark.parametrize("name,k,which,np_,part", [
+    ("Laplace3D10.mtx", 4, "SA", 1, "contiguous"), ("Laplace3D10.mtx", 4, "SA", 2, "metis"),
+    ("Laplace3D10.mtx", 4, "SA", 3, "contiguous"), ("Laplace3D10.mtx", 3, "LA", 3, "ptscotch"),
+    ("494_bus.mtx", 3, "LA", 2, "contiguous")])
+def test_eigsh_equals_serial(name, k, which, np_, part):
+    """sla-mpi eigsh (sla_dist_eigsh) against 'sla eigsh --method lobpcg' on a shared SPD
+    matrix: the same eigenvalues to 1e-10 relative, converged, residuals below the tolerance."""
+    js = serial_json("eigsh", mat(name), "-k", str(k), "--which", which, "--method", "lobpcg")
+    jm = mpi_json(np_, "eigsh", mat(name), "--k", str(k), "--which", which, "--partition", part)
+    assert jm["converged"] and js["converged"] and jm["method"] == "lobpcg"
+    assert jm["which"] == which and jm["ranks"] == np_ and jm["partition"]["name"] == part
+    assert len(jm["eigenvalues"]) == k and jm["residual"] <= 1e-10
+    scale = max(abs(v) for v in js["eigenvalues"])
+    assert max(abs(a - b) for a, b in zip(jm["eigenvalues"], js["eigenvalues"])) <= 1e-10 * scale
+    assert jm["eigenvalues"] == sorted(jm["eigenvalues"])
+
+
+@need_matrices
+def test_eigsh_text_once_and_exit_codes(tmp_path):
+    path = mat("Laplace3D10.mtx")
+    s = serial("eigsh", path, "-k", "2", "--which", "SA", "--method", "lobpcg")
+    p = mpi(3, "eigsh", path, "-k", "2")          # SA is the distributed default
+    assert p.returncode == 0 and s.returncode == 0, p.stderr
+    assert p.stdout.count("method:") == 1 and p.stdout.count("lambda[1] = ") == 1
+    assert "distributed: 3 ranks, partition contiguous" in p.stdout and p.stderr == ""
+    def lam(out):
+        return [float(l.split("=")[1]) for l in out.splitlines() if l.startswith("lambda[")]
+    assert len(lam(p.stdout)) == 2 and max_rel_diff(lam(p.stdout), lam(s.stdout)) <= 1e-10
+    # not converged within 2 iterations: exit 1 on every rank, the output still printed
+    p = mpi(2, "eigsh", path, "-k", "2", "--maxiter", "2")
+    assert p.returncode == 1 and p.stdout.count("converged: ") == 1 and "of 2," in p.stdout
+    for args, text in [(["-k", "0"], "-k"), ([], "-k K"), (["-k", "1001"], "only 1000"),
+                       (["-k", "2", "--precond", "ilu0"], "--precond")]:
+        p = mpi(2, "eigsh", path, *args)
+        assert p.returncode == 2, (args, p.stderr)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("sla ")]
+        assert len(lines) == 1 and text in lines[0], (args, p.stderr)
+    p = mpi(2, "eigsh", str(tmp_path / "missing.mtx"), "-k", "2")
+    assert p.returncode == 2 and "cannot open" in p.stderr
+    # k above LOBPCG's N/3: the library's refusal, agreed, exit 2
+    p = mpi(2, "eigsh", path, "-k", "400")
+    assert p.returncode == 2 and p.stderr.count("sla ") == 1

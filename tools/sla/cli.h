@@ -131,6 +131,19 @@ typedef struct cli_logdet_print_args {
 } cli_logdet_print_args;
 void cli_logdet_print(const cli_logdet_print_args *r);
 
+/* What 'sla eigsh' prints (cmd_eigsh.c); extra_json / extra_text as for cli_solve_report. */
+typedef struct cli_eigsh_print_args {
+    const char *file;
+    int json, mass;              /* mass: the generalized problem (names its residual) */
+    long long k;
+    const sla_eigsh_info *info;
+    const double *eigenvalues;   /* [k] */
+    double time_s;
+    cJSON *extra_json;
+    const char *extra_text;
+} cli_eigsh_print_args;
+void cli_eigsh_print(const cli_eigsh_print_args *r);
+
 /* What 'sla info' reports about a real matrix (cmd_info.c). */
 typedef struct cli_info_facts {
     int structural, numerical;

@@ -64,33 +64,36 @@ static int parse(int argc, char **argv, eigsh_args *a)
     return EXIT_OK;
 }
 
-static void report(const eigsh_args *a, const sla_eigsh_info *info, const double *ev, double t)
+void cli_eigsh_print(const cli_eigsh_print_args *r)
 {
-    if (a->json) {
+    const sla_eigsh_info *info = r->info;
+    if (r->json) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", a->file);
+        cJSON_AddStringToObject(o, "file", r->file);
         cJSON_AddStringToObject(o, "method", sla_eigsh_method_name(info->method));
         cJSON_AddStringToObject(o, "which", sla_eigsh_which_name(info->which));
         cJSON_AddStringToObject(o, "description", info->description);
-        cJSON_AddBoolToObject(o, "converged", info->converged >= a->k);
-        cJSON_AddStringToObject(o, "reason", info->converged >= a->k ? "converged" : "max iterations");
+        cJSON_AddBoolToObject(o, "converged", info->converged >= r->k);
+        cJSON_AddStringToObject(o, "reason", info->converged >= r->k ? "converged" : "max iterations");
         cJSON_AddNumberToObject(o, "iterations", (double)info->iterations);
         cJSON_AddNumberToObject(o, "operator_applications", (double)info->operator_applications);
         cJSON_AddNumberToObject(o, "residual", info->max_residual);
         cJSON *e = cJSON_AddArrayToObject(o, "eigenvalues");
-        for (long long i = 0; i < a->k; i++) cJSON_AddItemToArray(e, cJSON_CreateNumber(ev[i]));
-        cJSON_AddNumberToObject(o, "time_s", t);
+        for (long long i = 0; i < r->k; i++) cJSON_AddItemToArray(e, cJSON_CreateNumber(r->eigenvalues[i]));
+        cJSON_AddNumberToObject(o, "time_s", r->time_s);
+        cli_json_merge(o, r->extra_json);
         cli_print_json(o);
         return;
     }
     printf("method:      %s\n", info->description);
     printf("converged:   %lld of %lld, max residual %s = %.3e\n", (long long)info->converged,
-           a->k, a->mass ? "||A v - l M v|| / ((||A||_1 + |l| ||M||_1) ||v||)"
+           r->k, r->mass ? "||A v - l M v|| / ((||A||_1 + |l| ||M||_1) ||v||)"
                          : "||A v - l v|| / ||A||_1", info->max_residual);
     printf("work:        %lld iterations, %lld operator applications\n",
            (long long)info->iterations, (long long)info->operator_applications);
-    for (long long i = 0; i < a->k; i++) printf("lambda[%lld] = %.15g\n", i, ev[i]);
-    printf("time:        %.3f s\n", t);
+    for (long long i = 0; i < r->k; i++) printf("lambda[%lld] = %.15g\n", i, r->eigenvalues[i]);
+    printf("time:        %.3f s\n", r->time_s);
+    if (r->extra_text) fputs(r->extra_text, stdout);
 }
 
 int cmd_eigsh(int argc, char **argv)
@@ -124,7 +127,9 @@ int cmd_eigsh(int argc, char **argv)
     snprintf(what, sizeof what, a.mass ? "%s with --mass %s" : "%s", a.file, a.mass);
     if (st < 0) rc = cli_fail("eigsh", st, what);
     else {
-        report(&a, &info, ev, t);
+        cli_eigsh_print(&(cli_eigsh_print_args){.file = a.file, .json = a.json, .mass = a.mass != NULL,
+                                                .k = a.k, .info = &info, .eigenvalues = ev,
+                                                .time_s = t});
         if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
     free(ev);

@@ -1,4 +1,4 @@
-/* sla-mpi: the sla tool under MPI (mpirun -np N sla-mpi solve|logdet|info FILE ...).
+/* sla-mpi: the sla tool under MPI (mpirun -np N sla-mpi solve|logdet|info|eigsh FILE ...).
  *
  * Every rank runs the same command line. Rank 0 reads the file with the serial tool's reader
  * (cli_load), the matrix is scattered over the ranks by a partition (sla_dist_partition), the
@@ -68,5 +68,6 @@ double cli_mpi_peak_rss(void);
 int cmd_mpi_solve(int argc, char **argv);
 int cmd_mpi_logdet(int argc, char **argv);
 int cmd_mpi_info(int argc, char **argv);
+int cmd_mpi_eigsh(int argc, char **argv);
 
 #endif

@@ -15,9 +15,9 @@ static const char usage[] =
     "  info FILE     the facts of 'sla info', the distributed method=auto choice, the partition\n"
     "  solve FILE    solve A x = b by a distributed Krylov method or the distributed LU\n"
     "  logdet FILE   sign and log|det| by the distributed LU (SuperLU_DIST)\n"
+    "  eigsh FILE    a few eigenvalues of a symmetric matrix by the distributed LOBPCG\n"
     "\n"
-    "eigsh and convert are serial only ('sla eigsh', 'sla convert'): the distributed eigensolver\n"
-    "is not in libsla_mpi yet.\n"
+    "convert is serial only ('sla convert'); so are eigsh's --mass, --sigma, LM and SM.\n"
     "\n"
     "Run 'sla-mpi COMMAND --help' for the options of a command.\n"
     "\n"
@@ -39,8 +39,9 @@ static int dispatch(int argc, char **argv, int rank)
     if (!strcmp(cmd, "info")) return cmd_mpi_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "solve")) return cmd_mpi_solve(argc - 1, argv + 1);
     if (!strcmp(cmd, "logdet")) return cmd_mpi_logdet(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eigsh")) return cmd_mpi_eigsh(argc - 1, argv + 1);
     cli_begin(argc, argv);
-    if (!strcmp(cmd, "eigsh") || !strcmp(cmd, "convert"))
+    if (!strcmp(cmd, "convert"))
         return cli_error("", EXIT_USAGE, "usage", "'%s' is not available under MPI: run the "
                          "serial 'sla %s'", cmd, cmd);
     if (rank == 0) fputs(usage, stderr);
