@@ -5,7 +5,11 @@
  * solve time, iterations, relative residual. bench/scale.py runs it over sizes.
  *
  * Usage: bench_scale PRECOND NDIM SIDE [RTOL [MAXITER]]
- *   PRECOND  jacobi | amg      NDIM 2 (5-point) | 3 (7-point)      SIDE nodes per axis
+ *   PRECOND  jacobi | amg | amg-levels      NDIM 2 (5-point) | 3 (7-point)      SIDE nodes per axis
+ *            amg-levels: no solve; the AMG hierarchy the solver would build (the same options),
+ *            built on its own, and one JSON line per level: rows, nonzeros, the bytes of each
+ *            component (sla_amg_level_memory_get) per fine unknown, and the peak RSS when that
+ *            level's set-up was done
  *   RTOL     default 1e-6; b = 1      MAXITER default 100000 (a cap that stops a long Jacobi run
  *            early still measures the peak: every vector is allocated before the first step) */
 #include <omp.h>
@@ -13,10 +17,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "precond/amg.h"
 #include "sla/sla.h"
 
 #define CHECK(expr) do { sla_status st_ = (expr); if (st_ < 0) { \
     fprintf(stderr, "%s failed: %s\n", #expr, sla_last_error()); exit(1); } } while (0)
+
+/* amg-levels: the hierarchy's components level by level, bytes per fine unknown. */
+static int print_levels(const sla_matrix *A, int64_t n, int64_t rss_build)
+{
+    sla_amg_options o;
+    sla_amg_options_init(&o);
+    sla_amg *h = NULL;
+    double t0 = omp_get_wtime();
+    CHECK(sla_amg_create(A, 0, &o, &h));
+    double t1 = omp_get_wtime();
+    double un = (double)n;
+    printf("{\"unknowns\": %lld, \"build_bytes_per_unknown\": %.1f, \"setup_s\": %.3f, "
+           "\"setup_peak_bytes_per_unknown\": %.1f, \"describe\": \"%s\"}\n", (long long)n,
+           (double)rss_build / un, t1 - t0, (double)sla_peak_rss_bytes() / un,
+           sla_amg_describe(h));
+    for (int l = 0; l < sla_amg_nlevels(h); l++) {
+        sla_amg_level_memory m;
+        CHECK(sla_amg_level_memory_get(h, l, &m));
+        printf("{\"level\": %d, \"rows\": %lld, \"nnz\": %lld, \"per_fine_unknown\": {\"A\": %.2f, "
+               "\"P\": %.2f, \"R\": %.2f, \"vectors\": %.2f, \"snapshot_virtual\": %.2f, "
+               "\"diagonals\": %.2f, \"aggregates\": %.2f, \"lists\": %.2f}, "
+               "\"peak_rss_after_bytes_per_unknown\": %.1f}\n",
+               l, (long long)m.rows, (long long)m.nnz, m.A / un, m.P / un, m.R / un,
+               m.vectors / un, m.snapshot / un, m.diagonals / un, m.aggregates / un, m.lists / un,
+               (double)m.peak_rss_bytes / un);
+    }
+    sla_amg_free(&h);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -28,7 +62,9 @@ int main(int argc, char **argv)
     int64_t side = atoll(argv[3]);
     double rtol = argc > 4 ? atof(argv[4]) : 1e-6;
     int64_t maxiter = argc > 5 ? atoll(argv[5]) : 100000;
-    if ((!amg && strcmp(argv[1], "jacobi")) || ndim < 2 || ndim > 3 || side < 2) return 2;
+    int levels = strcmp(argv[1], "amg-levels") == 0;
+    if ((!amg && !levels && strcmp(argv[1], "jacobi")) || ndim < 2 || ndim > 3 || side < 2)
+        return 2;
     int64_t dims[3] = {side, side, side};
     double w[3] = {-1, -1, -1};
     int64_t rss0 = sla_peak_rss_bytes();
@@ -43,6 +79,7 @@ int main(int argc, char **argv)
     if (!b || !x) { fprintf(stderr, "out of memory\n"); return 1; }
     for (int64_t i = 0; i < n; i++) { b[i] = 1; x[i] = 0; }
     sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    if (levels) return print_levels(&A, n, rss_build);
     sla_solver_options o;
     sla_solver_options_init(&o);
     o.method = SLA_METHOD_CG;

@@ -200,6 +200,7 @@ static sla_status build(sla_amg *amg)
             SLA_TRY(level_smoother(amg, l, 1));
             SLA_TRY(level_coarsen(amg, l, &coarsened));
         }
+        L->peak_rss = sla_peak_rss_bytes();
         if (!coarsened) break;
     }
     amg_level *C = &amg->lev[amg->nlevels - 1];

@@ -70,6 +70,7 @@ typedef struct amg_level {
     double rho;            /* estimate of ρ(D⁻¹A) */
     double omega;          /* prolongator smoothing weight 4 / (3 ρ(D⁻¹A)) */
     double *b, *x, *r, *xold;  /* work vectors [n] */
+    int64_t peak_rss;      /* process peak RSS once this level's set-up was done (create) */
 } amg_level;
 
 typedef enum amg_coarse_kind {
