@@ -8,8 +8,8 @@
  *     & Yang, SIAM J. Sci. Comput. 33 (2011)), or damped Jacobi; coarsest level by dense
  *     Cholesky / LU (LAPACK).
  * For symmetric A the cycle is a symmetric operator (pre- and post-smoother adjoint, R = Pᵀ), so it
- * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and R (R = Pᵀ, so
- * "swap P and R" leaves them in place), Aᵀ on every level, the transposed smoothers (a forward
+ * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and restriction Pᵀ
+ * (applied through P: amg_restrict.c), so "swap P and R" leaves them in place, Aᵀ on every level, the transposed smoothers (a forward
  * sweep on Aᵀ is the transpose of the backward sweep on A) and the transposed coarse solve. */
 #include <math.h>
 #include <omp.h>
@@ -49,8 +49,7 @@ static void level_free(amg_level *L)
     amg_csr_free(&L->A);
     amg_csr_free(&L->At);
     amg_csr_free(&L->P);
-    amg_csr_free(&L->R);
-    amg_csr_free(&L->AP);
+    amg_restrict_free(&L->rst);
     amg_blocks_free(&L->blk);
     amg_blocks_free(&L->blkt);
     sla_free(L->atperm);
@@ -81,7 +80,6 @@ void sla_amg_free(sla_amg **amg)
 static sla_status level_alloc(sla_amg *amg, amg_level *L)
 {
     size_t n = (size_t)L->A.nrows;
-    L->diag = sla_malloc(n, sizeof(double), "AMG diagonal");
     L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
     /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
      * allocated on the first such apply (level0_buffers), 16 bytes per unknown saved */
@@ -92,14 +90,18 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
     }
     L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->diag || !L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
+    if (!L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
-/* Diagonal and smoother of level l; a zero diagonal is an error only where a smoother runs. */
+/* Diagonal and smoother of level l; a zero diagonal is an error only where a smoother runs. The
+ * diagonal serves the set-up of the level only (ρ, smoother, aggregates, P): level_done frees
+ * it, 8 bytes per unknown that the solve does not hold. */
 static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
 {
     amg_level *L = &amg->lev[l];
+    if (!L->diag) L->diag = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG diagonal");
+    if (!L->diag) return SLA_ENOMEM;
     int64_t bad = amg_diagonal(&L->A, L->diag);
     if (bad >= 0) {
         if (needs_smoother) return amg_diagonal_error(&L->A, l, bad);
@@ -113,6 +115,12 @@ static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
     return SLA_OK;
 }
 
+static void level_done(amg_level *L)
+{
+    sla_free(L->diag);
+    L->diag = NULL;
+}
+
 /* Values of P (create and update share it, so both compute the same numbers). */
 static sla_status level_prolong_values(amg_level *L)
 {
@@ -120,7 +128,7 @@ static sla_status level_prolong_values(amg_level *L)
     return amg_prolong_numeric(&L->A, L->diag, L->agg, L->omega, &L->P);
 }
 
-/* Coarsening of level l: aggregates, P and R, and the next level's operator Ac = R (A P).
+/* Coarsening of level l: aggregates, P, and the next level's operator Ac = Pᵀ A P.
  * *coarsened = 0 when the level stays the coarsest (no aggregates, or too few rows merged to pay
  * for a level). */
 static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
@@ -140,28 +148,26 @@ static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
     }
     SLA_TRY(amg_prolong_symbolic(&L->A, L->agg, L->nagg, &L->P));
     SLA_TRY(level_prolong_values(L));
-    /* no value permutation kept (8 bytes per entry of P): update() walks P again */
-    SLA_TRY(amg_transpose(&L->P, &L->R, NULL));
-    SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
-    SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
-    /* A·P is not kept: on level 0 of a 2D 5-point problem it is ~68 bytes per fine unknown,
-     * the largest array of the hierarchy; freed before the next level (and the solve's
-     * vectors) are allocated, it stays out of the peak after level 0. update() rebuilds it. */
-    amg_csr_free(&L->AP);
+    /* neither A·P nor R = Pᵀ is formed (amg_galerkin.c): Pᵀ's pattern only, for the product */
+    amg_csr PT;
+    SLA_TRY(amg_transpose_pattern(&L->P, &PT));
+    sla_status st = amg_galerkin(&L->A, &L->P, &PT, &amg->lev[l + 1].A);
+    amg_csr_free(&PT);
+    SLA_TRY(st);
+    SLA_TRY(amg_restrict_build(&L->P, &L->blk, &L->rst));
     *coarsened = 1;
     return SLA_OK;
 }
 
-/* New values of P, R, A P and the next level's operator on the stored patterns (update). */
+/* New values of P and the next level's operator on the stored patterns (update). */
 static sla_status level_galerkin_update(sla_amg *amg, int l)
 {
     amg_level *L = &amg->lev[l];
     SLA_TRY(level_prolong_values(L));
-    SLA_TRY(amg_transpose_values(&L->P, &L->R));
-    /* A·P again (symbolic and numeric: not kept, see level_coarsen), then freed */
-    sla_status st = amg_spgemm(&L->A, &L->P, &L->AP);
-    if (st == SLA_OK) st = amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
-    amg_csr_free(&L->AP);
+    amg_csr PT;
+    SLA_TRY(amg_transpose_pattern(&L->P, &PT));
+    sla_status st = amg_galerkin_numeric(&L->A, &L->P, &PT, &amg->lev[l + 1].A);
+    amg_csr_free(&PT);
     return st;
 }
 
@@ -200,6 +206,7 @@ static sla_status build(sla_amg *amg)
             SLA_TRY(level_smoother(amg, l, 1));
             SLA_TRY(level_coarsen(amg, l, &coarsened));
         }
+        if (coarsened) level_done(L);
         L->peak_rss = sla_peak_rss_bytes();
         if (!coarsened) break;
     }
@@ -207,6 +214,7 @@ static sla_status build(sla_amg *amg)
     SLA_TRY(amg_coarse_factor(&C->A, o->coarse_size, &amg->coarse));
     /* the coarsest level needs a smoother only when it is not factored */
     SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    level_done(C);
     describe(amg);
     return SLA_OK;
 }
@@ -299,10 +307,12 @@ sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
     for (int l = 0; l + 1 < amg->nlevels; l++) {
         SLA_TRY(level_smoother(amg, l, 1));
         SLA_TRY(level_galerkin_update(amg, l));
+        level_done(&amg->lev[l]);
     }
     amg_level *C = &amg->lev[amg->nlevels - 1];
     SLA_TRY(amg_coarse_factor(&C->A, amg->opt.coarse_size, &amg->coarse));
     SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    level_done(C);
     refresh_transposes(amg);
     describe(amg);
     return SLA_OK;
@@ -393,7 +403,7 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
         amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
     else
         amg_residual(A, bk, b, x, L->r);
-    amg_spmv(&L->R, L->r, N->b, 0);
+    amg_restrict_apply(&L->P, &L->blk, &L->rst, L->r, N->b);
     vcycle(amg, l + 1, trans, N->b, N->x);
     amg_spmv(&L->P, N->x, x, 1);
     for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);

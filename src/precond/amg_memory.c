@@ -35,12 +35,12 @@ sla_status sla_amg_level_memory_get(const sla_amg *amg, int l, sla_amg_level_mem
     m->nnz = amg_nnz(&L->A);
     m->A = csr_bytes(&L->A);
     m->P = csr_bytes(&L->P);
-    m->R = csr_bytes(&L->R);
+    m->R = 0;   /* restriction through P since the fused Galerkin product (amg_restrict.c) */
     m->vectors = 8 * n * ((L->b != NULL) + (L->x != NULL) + (L->r != NULL));
     m->snapshot = L->xold ? 8 * n : 0;
     m->diagonals = 8 * n * ((L->diag != NULL) + (L->dinv != NULL));
     m->aggregates = L->agg ? 4 * n : 0;
-    m->lists = blocks_bytes(&L->blk);
+    m->lists = blocks_bytes(&L->blk) + (L->rst.shared ? L->P.ncols + 4 * L->rst.nrows : 0);
     m->transposes = csr_bytes(&L->At) + blocks_bytes(&L->blkt) + (L->atperm ? 8 * m->nnz : 0);
     m->peak_rss_bytes = L->peak_rss;
     return SLA_OK;
