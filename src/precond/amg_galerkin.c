@@ -119,6 +119,19 @@ fail:
     return SLA_ENOMEM;
 }
 
+/* The longest row of A P can be: max_i Σ_k |P(k, :)| over row i of A. */
+static int64_t ap_row_bound(const amg_csr *A, const amg_csr *P)
+{
+    int64_t best = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        int64_t len = 0;
+        for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
+            len += P->rp[A->ci[k] + 1] - P->rp[A->ci[k]];
+        if (len > best) best = len;
+    }
+    return best;
+}
+
 /* P(i, J): the entry of row i of P in column J (present: i is in column J's list). */
 static inline double p_entry(const amg_csr *P, int64_t i, int32_t J)
 {
@@ -128,19 +141,22 @@ static inline double p_entry(const amg_csr *P, int64_t i, int32_t J)
 }
 
 /* Per-thread work of the numeric product: slot of each column in the current row of Ac (offset
- * from the row start), the row of A P being formed, and the stamp of its last writer. */
+ * from the row start), the row of A P being formed, the stamp of its last writer, and its
+ * columns (at most maxlen). */
 typedef struct galerkin_work {
     int32_t *slot;
     double *acc;
     int64_t *stamp;
+    int32_t *cols;
 } galerkin_work;
 
-/* Ac(J, :) += pij · (A P)(i, :); st, st + 1: this (J, i) pair's stamps (accumulated, added). */
+/* Ac(J, :) += pij · (A P)(i, :); st: this (J, i) pair's stamp. */
 static void add_ap_row(const amg_csr *A, const amg_csr *P, int64_t i, double pij, int64_t st,
                        const galerkin_work *w, double *cv)
 {
     /* (A P)(i, c) = Σ_k a_ik P(k, c) over k in A's row order: 0 + x and x alike start a sum
      * (a −0 start differs only in the sign of a zero, which vanishes when added to Ac's +0) */
+    int64_t len = 0;
     for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
         int64_t r = A->ci[k];
         double a = A->v[k];
@@ -149,22 +165,13 @@ static void add_ap_row(const amg_csr *A, const amg_csr *P, int64_t i, double pij
             if (w->stamp[c] != st) {
                 w->stamp[c] = st;
                 w->acc[c] = a * P->v[q];
+                w->cols[len++] = c;
             } else {
                 w->acc[c] += a * P->v[q];
             }
         }
     }
-    /* each column of the row once */
-    for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
-        int64_t r = A->ci[k];
-        for (int64_t q = P->rp[r]; q < P->rp[r + 1]; q++) {
-            int32_t c = P->ci[q];
-            if (w->stamp[c] == st) {
-                w->stamp[c] = st + 1;
-                cv[w->slot[c]] += pij * w->acc[c];
-            }
-        }
-    }
+    for (int64_t t = 0; t < len; t++) cv[w->slot[w->cols[t]]] += pij * w->acc[w->cols[t]];
 }
 
 sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_csr *PT,
@@ -175,18 +182,22 @@ sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_cs
     int32_t *slot = sla_malloc((size_t)nt * (size_t)m, sizeof(int32_t), "AMG product slots");
     double *acc = sla_malloc((size_t)nt * (size_t)m, sizeof(double), "AMG product row");
     int64_t *stamp = sla_malloc((size_t)nt * (size_t)m, sizeof(int64_t), "AMG product stamps");
-    if (!slot || !acc || !stamp) {
+    int64_t maxlen = ap_row_bound(A, P);
+    int32_t *cols = sla_malloc((size_t)nt * (size_t)maxlen, sizeof(int32_t), "AMG product row columns");
+    if (!slot || !acc || !stamp || !cols) {
         sla_free(slot);
         sla_free(acc);
         sla_free(stamp);
+        sla_free(cols);
         return SLA_ENOMEM;
     }
     #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         size_t off = (size_t)omp_get_thread_num() * (size_t)m;
-        galerkin_work w = {slot + off, acc + off, stamp + off};
+        galerkin_work w = {slot + off, acc + off, stamp + off,
+                           cols + (size_t)omp_get_thread_num() * (size_t)maxlen};
         for (int64_t c = 0; c < m; c++) w.stamp[c] = -1;
-        /* stamps only grow: 2 per (J, i) pair met by this thread */
+        /* stamps only grow: one per (J, i) pair met by this thread */
         int64_t st = 0;
         #pragma omp for schedule(dynamic, 256)
         for (int64_t J = 0; J < m; J++) {
@@ -195,7 +206,7 @@ sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_cs
                 w.slot[C->ci[s]] = (int32_t)(s - C->rp[J]);
                 C->v[s] = 0;
             }
-            for (int64_t t = PT->rp[J]; t < PT->rp[J + 1]; t++, st += 2) {
+            for (int64_t t = PT->rp[J]; t < PT->rp[J + 1]; t++, st++) {
                 int64_t i = PT->ci[t];
                 add_ap_row(A, P, i, p_entry(P, i, (int32_t)J), st, &w, cv);
             }
@@ -204,5 +215,6 @@ sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_cs
     sla_free(slot);
     sla_free(acc);
     sla_free(stamp);
+    sla_free(cols);
     return SLA_OK;
 }
