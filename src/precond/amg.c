@@ -88,9 +88,13 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
         L->x = sla_malloc(n, sizeof(double), "AMG solution");
         if (!L->b || !L->x) return SLA_ENOMEM;
     }
-    L->r = sla_malloc(n, sizeof(double), "AMG residual");
+    /* the residual is stored only for the Jacobi smoother (and op = T on unsymmetric A, see
+     * build_transposes); Gauss–Seidel restricts it as it forms it */
+    if (amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI)
+        L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
+    if (!L->dinv || (amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI && !L->r) || !L->xold)
+        return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
@@ -335,6 +339,9 @@ static sla_status build_transposes(sla_amg *amg)
     for (int l = 0; l < amg->nlevels; l++) {
         amg_level *L = &amg->lev[l];
         if (!L->atperm) SLA_TRY(amg_transpose(&L->A, &L->At, &L->atperm));
+        /* the transposed cycle stores its residual (Aᵀ's boundary rows are not A's) */
+        if (!L->r) L->r = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG residual");
+        if (!L->r) return SLA_ENOMEM;
         L->blkt.n = L->blk.n;
         L->blkt.bounds = sla_malloc((size_t)L->blk.n + 1, sizeof(int64_t), "AMG blocks");
         if (!L->blkt.bounds) return SLA_ENOMEM;
@@ -399,11 +406,14 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
     /* pre: ν forward sweeps from x = 0; post: ν backward sweeps, the adjoint */
     int nu = amg->opt.presmooth, gs = amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI;
     for (int s = 0; s < nu - gs; s++) sweep(amg, L, trans, b, x, 0, s == 0);
-    if (gs)   /* the last sweep computes the residual on the fly */
-        amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
-    else
-        amg_residual(A, bk, b, x, L->r);
-    amg_restrict_apply(&L->P, &L->blk, &L->rst, L->r, N->b);
+    /* the last sweep computes the residual on the fly, and restricts it (A's cycle) */
+    if (gs && !trans) {
+        amg_gs_forward_restrict(A, bk, L->dinv, b, x, L->xold, &L->P, &L->rst, N->b, nu == 1);
+    } else {
+        if (gs) amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
+        else amg_residual(A, bk, b, x, L->r);
+        amg_restrict_apply(&L->P, &L->blk, &L->rst, L->r, N->b);
+    }
     vcycle(amg, l + 1, trans, N->b, N->x);
     amg_spmv(&L->P, N->x, x, 1);
     for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);

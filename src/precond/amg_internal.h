@@ -61,6 +61,7 @@ typedef struct amg_restrict {
     unsigned char *shared;   /* [ncoarse] */
     int64_t nrows;
     int32_t *rows;           /* [nrows] */
+    double *rv;              /* [nrows] their residuals (amg_gs_forward_restrict) */
 } amg_restrict;
 
 typedef struct amg_level {
@@ -169,6 +170,12 @@ void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, c
  * results are those of amg_gs_sweep followed by amg_residual, bit for bit. */
 void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                              const double *b, double *x, double *xold, double *r, int zero_guess);
+/* amg_gs_forward_residual with the restriction fused: bc = Pᵀ r, r never stored (8 bytes per
+ * unknown), bit for bit amg_gs_forward_residual then amg_restrict_apply. rs must come from
+ * amg_restrict_build on blk (its shared entries include those fed by blk's boundary rows). */
+void amg_gs_forward_restrict(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, const amg_csr *P,
+                             const amg_restrict *rs, double *bc, int zero_guess);
 /* One damped Jacobi sweep x += dinv ∘ (b − A x), r as scratch; x = dinv ∘ b if zero_guess. */
 void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                       const double *b, double *x, double *r, int zero_guess);

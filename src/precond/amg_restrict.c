@@ -7,7 +7,9 @@
  * blocks (fixed at create): a coarse column fed by the rows of one block only is summed by that
  * block's thread; one fed by several (shared: near the block boundaries, a few per thousand) is
  * summed afterwards by one thread over the rows that feed any shared column, ascending. So the
- * order, and the bits, do not depend on the thread count. */
+ * order, and the bits, do not depend on the thread count. The entries fed by a block's boundary
+ * rows are shared too, so that the Gauss–Seidel sweep can restrict each residual as it forms it
+ * (amg_gs_forward_restrict, amg_smooth.c) without storing r. */
 #include <string.h>
 
 #include "precond/amg_internal.h"
@@ -16,6 +18,7 @@ void amg_restrict_free(amg_restrict *rs)
 {
     sla_free(rs->shared);
     sla_free(rs->rows);
+    sla_free(rs->rv);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -35,6 +38,12 @@ sla_status amg_restrict_build(const amg_csr *P, const amg_blocks *blk, amg_restr
                 if (owner[c] < 0) owner[c] = t;
                 else if (owner[c] != t) rs->shared[c] = 1;
             }
+    /* the fused residual (amg_gs_forward_restrict) forms the residuals of the rows that read
+     * another block after all others: what they feed is summed in the ordered pass */
+    for (int64_t k = 0; k < blk->nbrows; k++) {
+        int64_t i = blk->brows[k];
+        for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++) rs->shared[P->ci[s]] = 1;
+    }
     sla_free(owner);
     owner = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -45,8 +54,10 @@ sla_status amg_restrict_build(const amg_csr *P, const amg_blocks *blk, amg_restr
             if (any && pass) rs->rows[nrows] = (int32_t)i;
             nrows += any;
         }
-        if (!pass && !(rs->rows = sla_malloc((size_t)nrows, sizeof(int32_t), "AMG restriction rows")))
-            goto fail;
+        if (pass) break;
+        rs->rows = sla_malloc((size_t)nrows, sizeof(int32_t), "AMG restriction rows");
+        rs->rv = sla_malloc((size_t)nrows, sizeof(double), "AMG restriction residuals");
+        if (!rs->rows || !rs->rv) goto fail;
     }
     rs->nrows = nrows;
     return SLA_OK;

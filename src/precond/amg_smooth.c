@@ -191,16 +191,80 @@ static inline double row_residual(const amg_csr *A, const double *b, const doubl
     return s;
 }
 
-void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
-                             const double *b, double *x, double *xold, double *r, int zero_guess)
+/* Where a row's residual goes: r[j], or (r = NULL) straight into the restriction b_c = Pᵀ r. */
+typedef struct resid_out {
+    double *r;
+    const amg_csr *P;
+    const amg_restrict *rs;
+    double *bc;
+} resid_out;
+
+/* Index of row j in the restriction's shared rows, from the cursor *q (rows met ascending). */
+static inline int64_t shared_row(const amg_restrict *rs, int64_t j, int64_t *q)
+{
+    while (*q < rs->nrows && rs->rows[*q] < j) (*q)++;
+    return *q < rs->nrows && rs->rows[*q] == j ? *q : -1;
+}
+
+/* First shared row ≥ j (binary search). */
+static int64_t shared_lower(const amg_restrict *rs, int64_t j)
+{
+    int64_t lo = 0, hi = rs->nrows;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (rs->rows[mid] < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Row j's residual rj: stored, or added to the coarse entries no other block feeds (rows of a
+ * block arrive ascending: the order of R = Pᵀ's rows); a row feeding a shared entry keeps rj
+ * for the ordered pass of finish_restrict. */
+static inline void put(const resid_out *o, int64_t j, double rj, int64_t *q)
+{
+    if (o->r) {
+        o->r[j] = rj;
+        return;
+    }
+    const amg_csr *P = o->P;
+    const unsigned char *sh = o->rs->shared;
+    for (int64_t s = P->rp[j]; s < P->rp[j + 1]; s++)
+        if (!sh || !sh[P->ci[s]]) o->bc[P->ci[s]] += P->v[s] * rj;
+    if (sh) {
+        int64_t k = shared_row(o->rs, j, q);
+        if (k >= 0) o->rs->rv[k] = rj;
+    }
+}
+
+/* The shared coarse entries, over their rows ascending. */
+static void finish_restrict(const resid_out *o)
+{
+    const amg_restrict *rs = o->rs;
+    const amg_csr *P = o->P;
+    for (int64_t q = 0; q < rs->nrows; q++) {
+        int64_t i = rs->rows[q];
+        for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++)
+            if (rs->shared[P->ci[s]]) o->bc[P->ci[s]] += P->v[s] * rs->rv[q];
+    }
+}
+
+static void forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, const resid_out *o,
+                             int zero_guess)
 {
     if (!zero_guess)
         for (int64_t h = 0; h < blk->nhalo; h++) xold[blk->halo[h]] = x[blk->halo[h]];
     #pragma omp parallel num_threads(sla_threads()) if (blk->n > 1)
     {
+        if (!o->r) {
+            #pragma omp for schedule(static)
+            for (int64_t c = 0; c < o->P->ncols; c++) o->bc[c] = 0;
+        }
         #pragma omp for schedule(static, 1)
         for (int t = 0; t < blk->n; t++) {
             int64_t lo = blk->bounds[t], hi = blk->bounds[t + 1], j = lo;
+            int64_t q = o->r || !o->rs->shared ? 0 : shared_lower(o->rs, lo);
             for (int64_t i = lo; i < hi; i++) {
                 if (zero_guess) forward_from_zero(A, dinv, b, x, lo, i, i + 1);
                 else gs_row(A, dinv, b, x, xold, lo, hi, i);
@@ -209,17 +273,37 @@ void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const doub
                     int64_t k0 = A->rp[j], k1 = A->rp[j + 1];
                     if (k0 < k1 && (A->ci[k0] < lo || A->ci[k1 - 1] >= hi)) continue;  /* later */
                     if (k0 < k1 && A->ci[k1 - 1] > i) break;
-                    r[j] = row_residual(A, b, x, j);
+                    put(o, j, row_residual(A, b, x, j), &q);
                 }
             }
             for (; j < hi; j++)
-                if (row_inside(A, j, lo, hi)) r[j] = row_residual(A, b, x, j);
+                if (row_inside(A, j, lo, hi)) put(o, j, row_residual(A, b, x, j), &q);
         }
-        /* implicit barrier: every block's x is final */
+        /* implicit barrier: every block's x is final. A row reading another block feeds only
+         * shared coarse entries (amg_restrict_build), so its order does not matter here. */
         #pragma omp for schedule(static)
-        for (int64_t q = 0; q < blk->nbrows; q++)
-            r[blk->brows[q]] = row_residual(A, b, x, blk->brows[q]);
+        for (int64_t k = 0; k < blk->nbrows; k++) {
+            int64_t j = blk->brows[k];
+            int64_t q = o->r ? 0 : shared_lower(o->rs, j);
+            put(o, j, row_residual(A, b, x, j), &q);
+        }
     }
+    if (!o->r && o->rs->shared) finish_restrict(o);
+}
+
+void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, double *r, int zero_guess)
+{
+    resid_out o = {r, NULL, NULL, NULL};
+    forward_residual(A, blk, dinv, b, x, xold, &o, zero_guess);
+}
+
+void amg_gs_forward_restrict(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, const amg_csr *P,
+                             const amg_restrict *rs, double *bc, int zero_guess)
+{
+    resid_out o = {NULL, P, rs, bc};
+    forward_residual(A, blk, dinv, b, x, xold, &o, zero_guess);
 }
 
 void amg_residual(const amg_csr *A, const amg_blocks *blk, const double *b, const double *x,
