@@ -80,7 +80,8 @@ void sla_amg_free(sla_amg **amg)
 static sla_status level_alloc(sla_amg *amg, amg_level *L)
 {
     size_t n = (size_t)L->A.nrows;
-    L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
+    int jacobi = amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI;
+    if (jacobi) L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
     /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
      * allocated on the first such apply (level0_buffers), 16 bytes per unknown saved */
     if (L != &amg->lev[0]) {
@@ -90,11 +91,9 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
     }
     /* the residual is stored only for the Jacobi smoother (and op = T on unsymmetric A, see
      * build_transposes); Gauss–Seidel restricts it as it forms it */
-    if (amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI)
-        L->r = sla_malloc(n, sizeof(double), "AMG residual");
+    if (jacobi) L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->dinv || (amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI && !L->r) || !L->xold)
-        return SLA_ENOMEM;
+    if ((jacobi && (!L->dinv || !L->r)) || !L->xold) return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
@@ -115,8 +114,7 @@ static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
      * a large level 0 keeps the Gershgorin bound, tight for the stencils AMG is mostly used on */
     int steps = l > 0 || L->A.nrows <= AMG_LANCZOS_FINE_MAX ? AMG_LANCZOS_STEPS : 0;
     SLA_TRY(amg_rho_estimate(&L->A, &L->blk, L->diag, steps, &L->rho));
-    amg_smoother_setup(&L->A, &L->blk, L->diag, L->rho, amg->opt.smoother, L->dinv);
-    return SLA_OK;
+    return amg_smoother_setup(&L->A, &L->blk, L->diag, L->rho, amg->opt.smoother, L->dinv);
 }
 
 static void level_done(amg_level *L)
@@ -283,9 +281,13 @@ fail:
 
 static void refresh_transposes(sla_amg *amg)
 {
-    for (int l = 0; l < amg->nlevels; l++)
-        if (amg->lev[l].atperm)
-            amg_permute_values(&amg->lev[l].A, amg->lev[l].atperm, &amg->lev[l].At);
+    for (int l = 0; l < amg->nlevels; l++) {
+        amg_level *L = &amg->lev[l];
+        if (!L->atperm) continue;
+        amg_permute_values(&L->A, L->atperm, &L->At);
+        if (L->dinv && amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI)
+            amg_gs_full_dinv(&L->A, &L->blk, L->dinv);
+    }
 }
 
 sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
@@ -330,6 +332,11 @@ static void free_transposes(sla_amg *amg)
         amg_blocks_free(&L->blkt);
         sla_free(L->atperm);
         L->atperm = NULL;
+        if (amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI) {   /* the transposed cycle's only */
+            sla_free(L->dinv);
+            sla_free(L->r);
+            L->dinv = L->r = NULL;
+        }
     }
 }
 
@@ -342,6 +349,12 @@ static sla_status build_transposes(sla_amg *amg)
         /* the transposed cycle stores its residual (Aᵀ's boundary rows are not A's) */
         if (!L->r) L->r = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG residual");
         if (!L->r) return SLA_ENOMEM;
+        /* and every row's Gauss–Seidel factor (Aᵀ's boundary rows are not A's) */
+        if (!L->dinv) {
+            L->dinv = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG smoother diagonal");
+            if (!L->dinv) return SLA_ENOMEM;
+            amg_gs_full_dinv(&L->A, &L->blk, L->dinv);
+        }
         L->blkt.n = L->blk.n;
         L->blkt.bounds = sla_malloc((size_t)L->blk.n + 1, sizeof(int64_t), "AMG blocks");
         if (!L->blkt.bounds) return SLA_ENOMEM;

@@ -53,6 +53,7 @@ typedef struct amg_blocks {
     int32_t *halo;     /* [nhalo] */
     int64_t nbrows;
     int32_t *brows;    /* [nbrows] rows that read another block (their residual waits for it) */
+    double *bdinv;     /* [nbrows] their l1 Gauss–Seidel factors (the others' are 1 / a_ii) */
 } amg_blocks;
 
 /* Restriction by Pᵀ (amg_restrict.c): coarse columns fed by the rows of more than one smoother
@@ -69,7 +70,8 @@ typedef struct amg_level {
     amg_csr At;            /* Aᵀ, built on the first op = T apply when A_0 is not symmetric */
     int64_t *atperm;       /* At.v[k] = A.v[atperm[k]] */
     amg_blocks blk, blkt;  /* smoother blocks of A and of At (same bounds, own halos) */
-    double *dinv;          /* [n] smoother's inverse diagonal (l1 for GS, damped for Jacobi) */
+    double *dinv;          /* [n] smoother's inverse diagonal: damped Jacobi's; for l1 Gauss–Seidel
+                            * only with the transposed cycle (blk.bdinv and 1 / a_ii otherwise) */
     double *diag;          /* [n] diagonal of A, during this level's set-up (and update) only */
     amg_csr P;             /* prolongator (n × nc); absent on the coarsest level. Restriction is
                             * Pᵀ applied through P (no R is stored) */
@@ -156,10 +158,15 @@ void amg_blocks_free(amg_blocks *blk);
 int64_t amg_diagonal(const amg_csr *A, double *diag);
 /* SLA_EINVAL naming the level and the row whose diagonal is missing or zero. */
 sla_status amg_diagonal_error(const amg_csr *A, int level, int64_t bad);
-/* dinv: l1 hybrid Gauss–Seidel, or Jacobi damped by 4/(3ρ), ρ ≈ ρ(D⁻¹A). */
-void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *diag, double rho,
-                        sla_amg_smoother smoother, double *dinv);
-/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b. zero_guess:
+/* Jacobi: dinv = 4/(3ρ) / diag, ρ ≈ ρ(D⁻¹A). l1 hybrid Gauss–Seidel: blk->bdinv, the factors of
+ * the boundary rows (the kernels form 1 / a_ii for the others when their dinv is NULL). */
+sla_status amg_smoother_setup(const amg_csr *A, amg_blocks *blk, const double *diag, double rho,
+                              sla_amg_smoother smoother, double *dinv);
+/* Every row's l1 Gauss–Seidel factor (for the transposed cycle, whose blocks' boundary rows
+ * differ), the same bits as the kernels form. */
+void amg_gs_full_dinv(const amg_csr *A, const amg_blocks *blk, double *dinv);
+/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b; dinv NULL: the
+ * factors of blk (amg_smoother_setup), else dinv's. zero_guess:
  * the sweep starts from x = 0 whatever x holds (a forward one then reads only the strictly lower
  * in-block part of each row). xold is the snapshot of the halo columns. */
 void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, const double *b,
