@@ -104,16 +104,22 @@ sla_status amg_diagonal_error(const amg_csr *A, int level, int64_t bad)
                     "operator (is A indefinite?)", level, (long long)bad);
 }
 
-/* Index of row i in blk->brows (ascending), i a boundary row. */
-static int64_t brow_index(const amg_blocks *blk, int64_t i)
+/* First index of the ascending a[0..n) whose value is ≥ x (binary search). */
+static int64_t lower_bound32(const int32_t *a, int64_t n, int64_t x)
 {
-    int64_t lo = 0, hi = blk->nbrows;
+    int64_t lo = 0, hi = n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (blk->brows[mid] < i) lo = mid + 1;
+        if (a[mid] < x) lo = mid + 1;
         else hi = mid;
     }
     return lo;
+}
+
+/* Index of row i in blk->brows (ascending), i a boundary row. */
+static int64_t brow_index(const amg_blocks *blk, int64_t i)
+{
+    return lower_bound32(blk->brows, blk->nbrows, i);
 }
 
 /* The l1 Gauss–Seidel factor 1 / (a_ii + sign(a_ii) Σ_{j outside the block} |a_ij|) of row i of
@@ -250,16 +256,10 @@ static inline int64_t shared_row(const amg_restrict *rs, int64_t j, int64_t *q)
     return *q < rs->nrows && rs->rows[*q] == j ? *q : -1;
 }
 
-/* First shared row ≥ j (binary search). */
+/* First shared row ≥ j. */
 static int64_t shared_lower(const amg_restrict *rs, int64_t j)
 {
-    int64_t lo = 0, hi = rs->nrows;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (rs->rows[mid] < j) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return lower_bound32(rs->rows, rs->nrows, j);
 }
 
 /* Row j's residual rj: stored, or added to the coarse entries no other block feeds (rows of a
