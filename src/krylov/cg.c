@@ -32,11 +32,14 @@ sla_status sla_krylov_cg(const sla_operator *A, sla_op op, const sla_krylov_para
                          const void *b, void *x, sla_krylov_result *res)
 {
     const sla_space *V = A->domain;
-    void *v[4] = {0};
-    int nv = A->precond && !A->inv_diag ? 4 : 3;
+    void *v[3] = {0};
+    int nv = 3;
     SLA_TRY(sla_kvecs_create(V, nv, v));
     void *r = v[0], *p = v[1], *q = v[2];
-    void *z = nv == 4 ? v[3] : r;            /* Jacobi and no preconditioner never store z */
+    /* z = M⁻¹r lives in q's storage: q = A p is dead once x and r are updated, z once p = z + βp
+     * is formed, before the next q (one vector less: 8 bytes per unknown in float64). Jacobi
+     * and no preconditioner never store z. */
+    void *z = A->precond && !A->inv_diag ? q : r;
     sla_kstate S = {0};
     double rnorm = 0, rr, rz, pq;
     int done, action;

@@ -8,8 +8,8 @@
  *     & Yang, SIAM J. Sci. Comput. 33 (2011)), or damped Jacobi; coarsest level by dense
  *     Cholesky / LU (LAPACK).
  * For symmetric A the cycle is a symmetric operator (pre- and post-smoother adjoint, R = Pᵀ), so it
- * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and R (R = Pᵀ, so
- * "swap P and R" leaves them in place), Aᵀ on every level, the transposed smoothers (a forward
+ * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and restriction Pᵀ
+ * (applied through P: amg_restrict.c), so "swap P and R" leaves them in place, Aᵀ on every level, the transposed smoothers (a forward
  * sweep on Aᵀ is the transpose of the backward sweep on A) and the transposed coarse solve. */
 #include <math.h>
 #include <omp.h>
@@ -49,8 +49,7 @@ static void level_free(amg_level *L)
     amg_csr_free(&L->A);
     amg_csr_free(&L->At);
     amg_csr_free(&L->P);
-    amg_csr_free(&L->R);
-    amg_csr_free(&L->AP);
+    amg_restrict_free(&L->rst);
     amg_blocks_free(&L->blk);
     amg_blocks_free(&L->blkt);
     sla_free(L->atperm);
@@ -81,8 +80,8 @@ void sla_amg_free(sla_amg **amg)
 static sla_status level_alloc(sla_amg *amg, amg_level *L)
 {
     size_t n = (size_t)L->A.nrows;
-    L->diag = sla_malloc(n, sizeof(double), "AMG diagonal");
-    L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
+    int jacobi = amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI;
+    if (jacobi) L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
     /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
      * allocated on the first such apply (level0_buffers), 16 bytes per unknown saved */
     if (L != &amg->lev[0]) {
@@ -90,16 +89,22 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
         L->x = sla_malloc(n, sizeof(double), "AMG solution");
         if (!L->b || !L->x) return SLA_ENOMEM;
     }
-    L->r = sla_malloc(n, sizeof(double), "AMG residual");
+    /* the residual is stored only for the Jacobi smoother (and op = T on unsymmetric A, see
+     * build_transposes); Gauss–Seidel restricts it as it forms it */
+    if (jacobi) L->r = sla_malloc(n, sizeof(double), "AMG residual");
     L->xold = sla_malloc(n, sizeof(double), "AMG smoother snapshot");
-    if (!L->diag || !L->dinv || !L->r || !L->xold) return SLA_ENOMEM;
+    if ((jacobi && (!L->dinv || !L->r)) || !L->xold) return SLA_ENOMEM;
     return amg_blocks_build(&L->A, amg->nthreads, &L->blk);
 }
 
-/* Diagonal and smoother of level l; a zero diagonal is an error only where a smoother runs. */
+/* Diagonal and smoother of level l; a zero diagonal is an error only where a smoother runs. The
+ * diagonal serves the set-up of the level only (ρ, smoother, aggregates, P): level_done frees
+ * it, 8 bytes per unknown that the solve does not hold. */
 static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
 {
     amg_level *L = &amg->lev[l];
+    if (!L->diag) L->diag = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG diagonal");
+    if (!L->diag) return SLA_ENOMEM;
     int64_t bad = amg_diagonal(&L->A, L->diag);
     if (bad >= 0) {
         if (needs_smoother) return amg_diagonal_error(&L->A, l, bad);
@@ -109,8 +114,13 @@ static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
      * a large level 0 keeps the Gershgorin bound, tight for the stencils AMG is mostly used on */
     int steps = l > 0 || L->A.nrows <= AMG_LANCZOS_FINE_MAX ? AMG_LANCZOS_STEPS : 0;
     SLA_TRY(amg_rho_estimate(&L->A, &L->blk, L->diag, steps, &L->rho));
-    amg_smoother_setup(&L->A, &L->blk, L->diag, L->rho, amg->opt.smoother, L->dinv);
-    return SLA_OK;
+    return amg_smoother_setup(&L->A, &L->blk, L->diag, L->rho, amg->opt.smoother, L->dinv);
+}
+
+static void level_done(amg_level *L)
+{
+    sla_free(L->diag);
+    L->diag = NULL;
 }
 
 /* Values of P (create and update share it, so both compute the same numbers). */
@@ -120,7 +130,7 @@ static sla_status level_prolong_values(amg_level *L)
     return amg_prolong_numeric(&L->A, L->diag, L->agg, L->omega, &L->P);
 }
 
-/* Coarsening of level l: aggregates, P and R, and the next level's operator Ac = R (A P).
+/* Coarsening of level l: aggregates, P, and the next level's operator Ac = Pᵀ A P.
  * *coarsened = 0 when the level stays the coarsest (no aggregates, or too few rows merged to pay
  * for a level). */
 static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
@@ -140,28 +150,26 @@ static sla_status level_coarsen(sla_amg *amg, int l, int *coarsened)
     }
     SLA_TRY(amg_prolong_symbolic(&L->A, L->agg, L->nagg, &L->P));
     SLA_TRY(level_prolong_values(L));
-    /* no value permutation kept (8 bytes per entry of P): update() walks P again */
-    SLA_TRY(amg_transpose(&L->P, &L->R, NULL));
-    SLA_TRY(amg_spgemm(&L->A, &L->P, &L->AP));
-    SLA_TRY(amg_spgemm(&L->R, &L->AP, &amg->lev[l + 1].A));
-    /* A·P is not kept: on level 0 of a 2D 5-point problem it is ~68 bytes per fine unknown,
-     * the largest array of the hierarchy; freed before the next level (and the solve's
-     * vectors) are allocated, it stays out of the peak after level 0. update() rebuilds it. */
-    amg_csr_free(&L->AP);
+    /* neither A·P nor R = Pᵀ is formed (amg_galerkin.c): Pᵀ's pattern only, for the product */
+    amg_csr PT;
+    SLA_TRY(amg_transpose_pattern(&L->P, &PT));
+    sla_status st = amg_galerkin(&L->A, &L->P, &PT, &amg->lev[l + 1].A);
+    amg_csr_free(&PT);
+    SLA_TRY(st);
+    SLA_TRY(amg_restrict_build(&L->P, &L->blk, &L->rst));
     *coarsened = 1;
     return SLA_OK;
 }
 
-/* New values of P, R, A P and the next level's operator on the stored patterns (update). */
+/* New values of P and the next level's operator on the stored patterns (update). */
 static sla_status level_galerkin_update(sla_amg *amg, int l)
 {
     amg_level *L = &amg->lev[l];
     SLA_TRY(level_prolong_values(L));
-    SLA_TRY(amg_transpose_values(&L->P, &L->R));
-    /* A·P again (symbolic and numeric: not kept, see level_coarsen), then freed */
-    sla_status st = amg_spgemm(&L->A, &L->P, &L->AP);
-    if (st == SLA_OK) st = amg_spgemm_numeric(&L->R, &L->AP, &amg->lev[l + 1].A);
-    amg_csr_free(&L->AP);
+    amg_csr PT;
+    SLA_TRY(amg_transpose_pattern(&L->P, &PT));
+    sla_status st = amg_galerkin_numeric(&L->A, &L->P, &PT, &amg->lev[l + 1].A);
+    amg_csr_free(&PT);
     return st;
 }
 
@@ -200,12 +208,15 @@ static sla_status build(sla_amg *amg)
             SLA_TRY(level_smoother(amg, l, 1));
             SLA_TRY(level_coarsen(amg, l, &coarsened));
         }
+        if (coarsened) level_done(L);
+        L->peak_rss = sla_peak_rss_bytes();
         if (!coarsened) break;
     }
     amg_level *C = &amg->lev[amg->nlevels - 1];
     SLA_TRY(amg_coarse_factor(&C->A, o->coarse_size, &amg->coarse));
     /* the coarsest level needs a smoother only when it is not factored */
     SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    level_done(C);
     describe(amg);
     return SLA_OK;
 }
@@ -270,9 +281,13 @@ fail:
 
 static void refresh_transposes(sla_amg *amg)
 {
-    for (int l = 0; l < amg->nlevels; l++)
-        if (amg->lev[l].atperm)
-            amg_permute_values(&amg->lev[l].A, amg->lev[l].atperm, &amg->lev[l].At);
+    for (int l = 0; l < amg->nlevels; l++) {
+        amg_level *L = &amg->lev[l];
+        if (!L->atperm) continue;
+        amg_permute_values(&L->A, L->atperm, &L->At);
+        if (L->dinv && amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI)
+            amg_gs_full_dinv(&L->A, &L->blk, L->dinv);
+    }
 }
 
 sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
@@ -298,10 +313,12 @@ sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
     for (int l = 0; l + 1 < amg->nlevels; l++) {
         SLA_TRY(level_smoother(amg, l, 1));
         SLA_TRY(level_galerkin_update(amg, l));
+        level_done(&amg->lev[l]);
     }
     amg_level *C = &amg->lev[amg->nlevels - 1];
     SLA_TRY(amg_coarse_factor(&C->A, amg->opt.coarse_size, &amg->coarse));
     SLA_TRY(level_smoother(amg, amg->nlevels - 1, amg->coarse.kind == AMG_COARSE_SMOOTH));
+    level_done(C);
     refresh_transposes(amg);
     describe(amg);
     return SLA_OK;
@@ -315,6 +332,11 @@ static void free_transposes(sla_amg *amg)
         amg_blocks_free(&L->blkt);
         sla_free(L->atperm);
         L->atperm = NULL;
+        if (amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI) {   /* the transposed cycle's only */
+            sla_free(L->dinv);
+            sla_free(L->r);
+            L->dinv = L->r = NULL;
+        }
     }
 }
 
@@ -324,6 +346,15 @@ static sla_status build_transposes(sla_amg *amg)
     for (int l = 0; l < amg->nlevels; l++) {
         amg_level *L = &amg->lev[l];
         if (!L->atperm) SLA_TRY(amg_transpose(&L->A, &L->At, &L->atperm));
+        /* the transposed cycle stores its residual (Aᵀ's boundary rows are not A's) */
+        if (!L->r) L->r = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG residual");
+        if (!L->r) return SLA_ENOMEM;
+        /* and every row's Gauss–Seidel factor (Aᵀ's boundary rows are not A's) */
+        if (!L->dinv) {
+            L->dinv = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG smoother diagonal");
+            if (!L->dinv) return SLA_ENOMEM;
+            amg_gs_full_dinv(&L->A, &L->blk, L->dinv);
+        }
         L->blkt.n = L->blk.n;
         L->blkt.bounds = sla_malloc((size_t)L->blk.n + 1, sizeof(int64_t), "AMG blocks");
         if (!L->blkt.bounds) return SLA_ENOMEM;
@@ -388,11 +419,14 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
     /* pre: ν forward sweeps from x = 0; post: ν backward sweeps, the adjoint */
     int nu = amg->opt.presmooth, gs = amg->opt.smoother != SLA_AMG_SMOOTHER_JACOBI;
     for (int s = 0; s < nu - gs; s++) sweep(amg, L, trans, b, x, 0, s == 0);
-    if (gs)   /* the last sweep computes the residual on the fly */
-        amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
-    else
-        amg_residual(A, bk, b, x, L->r);
-    amg_spmv(&L->R, L->r, N->b, 0);
+    /* the last sweep computes the residual on the fly, and restricts it (A's cycle) */
+    if (gs && !trans) {
+        amg_gs_forward_restrict(A, bk, L->dinv, b, x, L->xold, &L->P, &L->rst, N->b, nu == 1);
+    } else {
+        if (gs) amg_gs_forward_residual(A, bk, L->dinv, b, x, L->xold, L->r, nu == 1);
+        else amg_residual(A, bk, b, x, L->r);
+        amg_restrict_apply(&L->P, &L->blk, &L->rst, L->r, N->b);
+    }
     vcycle(amg, l + 1, trans, N->b, N->x);
     amg_spmv(&L->P, N->x, x, 1);
     for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);

@@ -74,6 +74,26 @@ SLA_API sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z
  * grid complexity = Σ_l n_l / n_0. Owned by the object. */
 SLA_API const char *sla_amg_describe(const sla_amg *amg);
 
+/* Memory of one level of the hierarchy, bytes (for bench/bench_scale.c's level-by-level table).
+ * A counts only what the hierarchy owns (level 0's row pointers and columns are the pattern's,
+ * its float64 values the caller's: 0 there). vectors: b, x, r (and level 0's b, x only once
+ * allocated); snapshot: the smoother's halo snapshot, allocated n long but touching only the
+ * halo columns' pages; lists: the smoother's block bounds and halo lists and the restriction's
+ * boundary lists; transposes: Aᵀ and its lists (op = T on unsymmetric A). peak_rss_bytes:
+ * the process's peak RSS (sla_peak_rss_bytes()) when this level's set-up (smoother, aggregates,
+ * P and the Galerkin product of the next level) had finished at create. */
+typedef struct sla_amg_level_memory {
+    int64_t rows, nnz;
+    int64_t A, P, R, vectors, snapshot, diagonals, aggregates, lists, transposes;
+    int64_t peak_rss_bytes;
+} sla_amg_level_memory;
+
+/* Levels of the hierarchy (0 for NULL). */
+SLA_API int sla_amg_nlevels(const sla_amg *amg);
+
+/* Fills *m for level l. @return SLA_OK; SLA_EINVAL (NULL, l outside [0, nlevels)). */
+SLA_API sla_status sla_amg_level_memory_get(const sla_amg *amg, int l, sla_amg_level_memory *m);
+
 /* Frees the hierarchy and sets *amg to NULL (NULL allowed). */
 SLA_API void sla_amg_free(sla_amg **amg);
 

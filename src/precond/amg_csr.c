@@ -63,14 +63,25 @@ fail:
     return st;
 }
 
-sla_status amg_transpose_values(const amg_csr *M, amg_csr *Mt)
+sla_status amg_transpose_pattern(const amg_csr *M, amg_csr *Mt)
 {
-    int64_t n = M->ncols;
+    int64_t m = M->nrows, n = M->ncols, nnz = amg_nnz(M);
+    memset(Mt, 0, sizeof *Mt);
+    Mt->nrows = n;
+    Mt->ncols = m;
+    Mt->rp = sla_calloc((size_t)n + 1, sizeof(int64_t), "AMG transpose row pointers");
+    Mt->ci = sla_malloc((size_t)nnz, sizeof(int32_t), "AMG transpose columns");
     int64_t *next = sla_malloc((size_t)n + 1, sizeof(int64_t), "AMG transpose cursors");
-    if (!next) return SLA_ENOMEM;
+    if (!Mt->rp || !Mt->ci || !next) {
+        sla_free(next);
+        amg_csr_free(Mt);
+        return SLA_ENOMEM;
+    }
+    for (int64_t k = 0; k < nnz; k++) Mt->rp[M->ci[k] + 1]++;
+    for (int64_t j = 0; j < n; j++) Mt->rp[j + 1] += Mt->rp[j];
     memcpy(next, Mt->rp, sizeof(int64_t) * (size_t)(n + 1));
-    for (int64_t i = 0; i < M->nrows; i++)
-        for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) Mt->v[next[M->ci[k]]++] = M->v[k];
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t k = M->rp[i]; k < M->rp[i + 1]; k++) Mt->ci[next[M->ci[k]]++] = (int32_t)i;
     sla_free(next);
     return SLA_OK;
 }

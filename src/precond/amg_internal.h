@@ -53,23 +53,36 @@ typedef struct amg_blocks {
     int32_t *halo;     /* [nhalo] */
     int64_t nbrows;
     int32_t *brows;    /* [nbrows] rows that read another block (their residual waits for it) */
+    double *bdinv;     /* [nbrows] their l1 Gauss–Seidel factors (the others' are 1 / a_ii) */
 } amg_blocks;
+
+/* Restriction by Pᵀ (amg_restrict.c): coarse columns fed by the rows of more than one smoother
+ * block, and the fine rows that feed any of them (ascending); none with one block. */
+typedef struct amg_restrict {
+    unsigned char *shared;   /* [ncoarse] */
+    int64_t nrows;
+    int32_t *rows;           /* [nrows] */
+    double *rv;              /* [nrows] their residuals (amg_gs_forward_restrict) */
+} amg_restrict;
 
 typedef struct amg_level {
     amg_csr A;             /* operator of this level (level 0: A_b in double) */
     amg_csr At;            /* Aᵀ, built on the first op = T apply when A_0 is not symmetric */
     int64_t *atperm;       /* At.v[k] = A.v[atperm[k]] */
     amg_blocks blk, blkt;  /* smoother blocks of A and of At (same bounds, own halos) */
-    double *dinv;          /* [n] smoother's inverse diagonal (l1 for GS, damped for Jacobi) */
-    double *diag;          /* [n] diagonal of A */
-    amg_csr P, R;          /* prolongator (n × nc) and R = Pᵀ; absent on the coarsest level */
-    amg_csr AP;            /* A·P while Ac = R·(A·P) is formed (set-up, update); freed after */
+    double *dinv;          /* [n] smoother's inverse diagonal: damped Jacobi's; for l1 Gauss–Seidel
+                            * only with the transposed cycle (blk.bdinv and 1 / a_ii otherwise) */
+    double *diag;          /* [n] diagonal of A, during this level's set-up (and update) only */
+    amg_csr P;             /* prolongator (n × nc); absent on the coarsest level. Restriction is
+                            * Pᵀ applied through P (no R is stored) */
+    amg_restrict rst;      /* its shared columns (parallel restriction) */
     int32_t *agg;          /* [n] aggregate of each row, −1 for an isolated row */
     int64_t nagg;
     double theta;          /* strength threshold used on this level */
     double rho;            /* estimate of ρ(D⁻¹A) */
     double omega;          /* prolongator smoothing weight 4 / (3 ρ(D⁻¹A)) */
     double *b, *x, *r, *xold;  /* work vectors [n] */
+    int64_t peak_rss;      /* process peak RSS once this level's set-up was done (create) */
 } amg_level;
 
 typedef enum amg_coarse_kind {
@@ -103,9 +116,9 @@ struct sla_amg {
 void amg_csr_free(amg_csr *M);
 sla_status amg_csr_alloc(amg_csr *M, int64_t nrows, int64_t ncols, int64_t nnz);
 /* Mt = Mᵀ (pattern, values, and perm: Mt.v[k] = M.v[perm[k]]; perm = NULL: none kept). */
+/* Mt = pattern of Mᵀ, no values (rows of Mt list M's rows ascending). */
+sla_status amg_transpose_pattern(const amg_csr *M, amg_csr *Mt);
 sla_status amg_transpose(const amg_csr *M, amg_csr *Mt, int64_t **perm);
-/* Mt's values from M's on the pattern amg_transpose built (the same walk: the same slots). */
-sla_status amg_transpose_values(const amg_csr *M, amg_csr *Mt);
 /* Mt.v[k] = M.v[perm[k]]. */
 void amg_permute_values(const amg_csr *M, const int64_t *perm, amg_csr *Mt);
 /* Sorts idx[0..n) ascending (n small: insertion; else qsort). */
@@ -125,10 +138,17 @@ sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t na
 sla_status amg_prolong_numeric(const amg_csr *A, const double *diag, const int32_t *agg,
                                double omega, amg_csr *P);
 
-/* amg_spgemm.c: C = A·B (Gustavson, row-wise), pattern and values; and values only on C's
- * stored pattern, in the same order of operations. */
-sla_status amg_spgemm(const amg_csr *A, const amg_csr *B, amg_csr *C);
-sla_status amg_spgemm_numeric(const amg_csr *A, const amg_csr *B, amg_csr *C);
+/* amg_galerkin.c: C = Pᵀ A P without A·P (PT: the pattern of Pᵀ), pattern and values; and
+ * values only on C's stored pattern, in the same order of operations. */
+sla_status amg_galerkin(const amg_csr *A, const amg_csr *P, const amg_csr *PT, amg_csr *C);
+sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_csr *PT,
+                                amg_csr *C);
+
+/* amg_restrict.c: b_c = Pᵀ r through P, in R = Pᵀ's order of summation whatever the threads. */
+sla_status amg_restrict_build(const amg_csr *P, const amg_blocks *blk, amg_restrict *rs);
+void amg_restrict_apply(const amg_csr *P, const amg_blocks *blk, const amg_restrict *rs,
+                        const double *r, double *bc);
+void amg_restrict_free(amg_restrict *rs);
 
 /* amg_smooth.c: smoother set-up and the kernels of the cycle. */
 sla_status amg_blocks_build(const amg_csr *A, int nblocks, amg_blocks *blk);
@@ -138,10 +158,15 @@ void amg_blocks_free(amg_blocks *blk);
 int64_t amg_diagonal(const amg_csr *A, double *diag);
 /* SLA_EINVAL naming the level and the row whose diagonal is missing or zero. */
 sla_status amg_diagonal_error(const amg_csr *A, int level, int64_t bad);
-/* dinv: l1 hybrid Gauss–Seidel, or Jacobi damped by 4/(3ρ), ρ ≈ ρ(D⁻¹A). */
-void amg_smoother_setup(const amg_csr *A, const amg_blocks *blk, const double *diag, double rho,
-                        sla_amg_smoother smoother, double *dinv);
-/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b. zero_guess:
+/* Jacobi: dinv = 4/(3ρ) / diag, ρ ≈ ρ(D⁻¹A). l1 hybrid Gauss–Seidel: blk->bdinv, the factors of
+ * the boundary rows (the kernels form 1 / a_ii for the others when their dinv is NULL). */
+sla_status amg_smoother_setup(const amg_csr *A, amg_blocks *blk, const double *diag, double rho,
+                              sla_amg_smoother smoother, double *dinv);
+/* Every row's l1 Gauss–Seidel factor (for the transposed cycle, whose blocks' boundary rows
+ * differ), the same bits as the kernels form. */
+void amg_gs_full_dinv(const amg_csr *A, const amg_blocks *blk, double *dinv);
+/* Forward (reverse = 0) or backward (reverse = 1) hybrid Gauss–Seidel sweep on b; dinv NULL: the
+ * factors of blk (amg_smoother_setup), else dinv's. zero_guess:
  * the sweep starts from x = 0 whatever x holds (a forward one then reads only the strictly lower
  * in-block part of each row). xold is the snapshot of the halo columns. */
 void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, const double *b,
@@ -152,6 +177,12 @@ void amg_gs_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv, c
  * results are those of amg_gs_sweep followed by amg_residual, bit for bit. */
 void amg_gs_forward_residual(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                              const double *b, double *x, double *xold, double *r, int zero_guess);
+/* amg_gs_forward_residual with the restriction fused: bc = Pᵀ r, r never stored (8 bytes per
+ * unknown), bit for bit amg_gs_forward_residual then amg_restrict_apply. rs must come from
+ * amg_restrict_build on blk (its shared entries include those fed by blk's boundary rows). */
+void amg_gs_forward_restrict(const amg_csr *A, const amg_blocks *blk, const double *dinv,
+                             const double *b, double *x, double *xold, const amg_csr *P,
+                             const amg_restrict *rs, double *bc, int zero_guess);
 /* One damped Jacobi sweep x += dinv ∘ (b − A x), r as scratch; x = dinv ∘ b if zero_guess. */
 void amg_jacobi_sweep(const amg_csr *A, const amg_blocks *blk, const double *dinv,
                       const double *b, double *x, double *r, int zero_guess);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "precond/amg.h"
+#include "precond/amg_internal.h"   /* galerkin_reference reads the levels */
 #include "testutil.h"
 
 /* Parallel-region threshold for the tests that want two smoother blocks on level 0 of a
@@ -717,6 +717,79 @@ static void allocation_failures(void **state)
     sla_pattern_free(&p);
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+ * The fused Galerkin product and the restriction through P against explicit references
+ * ------------------------------------------------------------------------------------------- */
+
+/* Level 1's operator equals Pᵀ A P summed as R·(A·P) was (rows of A·P over A's row order, then
+ * fine rows ascending) bit for bit, with two smoother blocks on level 0 (so the restriction has
+ * shared coarse entries); and the hierarchy stores no R, no level-0 vectors and no Gauss–Seidel
+ * factor array (sla_amg_level_memory_get). The restriction and the V-cycle were compared bit for
+ * bit with the former R·r kernels when they were replaced (docs/scale.md); preconditioner_symmetric
+ * and deterministic check their identities. */
+static void galerkin_reference(void **state)
+{
+    double saved = sla_test_par_min_bytes(1e5);
+    sla_set_num_threads(2);
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    tu_poisson2d(60, 60, &p, &v);
+    int64_t n = sla_pattern_nrows(p);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+    sla_amg *amg = NULL;
+    TU_OK(sla_amg_create(&A, 0, NULL, &amg));
+    assert_true(amg->nlevels >= 2);
+    const amg_level *L = &amg->lev[0];
+    const amg_csr *A0 = &L->A, *P = &L->P, *Ac = &amg->lev[1].A;
+    int64_t nc = P->ncols;
+    assert_int_equal(L->blk.n, 2);
+    assert_true(L->rst.shared != NULL && L->rst.nrows > 0);
+    /* reference Pᵀ A P, dense nc × nc */
+    double *ref = calloc((size_t)(nc * nc), sizeof(double)), *ap = calloc((size_t)nc, sizeof(double));
+    char *hit = calloc((size_t)(nc * nc), 1), *touched = calloc((size_t)nc, 1);
+    for (int64_t i = 0; i < n; i++) {
+        memset(ap, 0, sizeof(double) * (size_t)nc);
+        memset(touched, 0, (size_t)nc);
+        for (int64_t k = A0->rp[i]; k < A0->rp[i + 1]; k++)
+            for (int64_t q = P->rp[A0->ci[k]]; q < P->rp[A0->ci[k] + 1]; q++) {
+                ap[P->ci[q]] += A0->v[k] * P->v[q];
+                touched[P->ci[q]] = 1;
+            }
+        for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++)
+            for (int64_t c = 0; c < nc; c++)
+                if (touched[c]) {
+                    ref[P->ci[s] * nc + c] += P->v[s] * ap[c];
+                    hit[P->ci[s] * nc + c] = 1;
+                }
+    }
+    int64_t stored = 0;
+    for (int64_t J = 0; J < nc; J++)
+        for (int64_t s = Ac->rp[J]; s < Ac->rp[J + 1]; s++) {
+            assert_true(hit[J * nc + Ac->ci[s]]);
+            assert_memory_equal(&Ac->v[s], &ref[J * nc + Ac->ci[s]], sizeof(double));
+            stored++;
+        }
+    int64_t hits = 0;
+    for (int64_t k = 0; k < nc * nc; k++) hits += hit[k];
+    assert_int_equal(stored, hits);
+    /* what level 0 keeps */
+    sla_amg_level_memory m;
+    TU_OK(sla_amg_level_memory_get(amg, 0, &m));
+    assert_int_equal(m.A, 0);
+    assert_int_equal(m.R, 0);
+    assert_int_equal(m.vectors, 0);
+    assert_int_equal(m.diagonals, 0);
+    assert_int_equal(m.aggregates, 4 * n);
+    assert_true(m.P > 0 && m.P == 8 * (n + 1) + 12 * amg_nnz(P));
+    assert_int_equal(sla_amg_level_memory_get(amg, amg->nlevels, &m), SLA_EINVAL);
+    free(ref); free(ap); free(hit); free(touched); free(v);
+    sla_amg_free(&amg);
+    sla_pattern_free(&p);
+    sla_set_num_threads(0);
+    sla_test_par_min_bytes(saved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -729,6 +802,7 @@ int main(void)
         cmocka_unit_test(update_equals_create),
         cmocka_unit_test(float32_and_batch),
         cmocka_unit_test(deterministic),
+        cmocka_unit_test(galerkin_reference),
         cmocka_unit_test(coarse_fallbacks),
         cmocka_unit_test(tiny_sizes),
         cmocka_unit_test(describe_format),
