@@ -113,6 +113,7 @@ _OPTIONAL = {
     "sla_dist_lu_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p,
                                       c_void_p, c_void_p]),
     "sla_dist_lu_logdet": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "sla_dist_lu_logdet_grad": (c_int, [c_void_p, c_void_p, c_void_p]),     # _dist_logdet.py
     "sla_dist_lu_describe": (ctypes.c_char_p, [c_void_p]),
     "sla_dist_lu_free": (None, [P(c_void_p)]),
     "sla_dist_have_superlu": (c_int, []),

@@ -1027,18 +1027,26 @@ class DSparseTensor:
     def slogdet(self):
         """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's
         distributed LU (SuperLU_DIST); (0, −inf) for a numerically singular matrix. The same
-        on every rank. Collective. The gradient is not available yet (it needs selected
-        entries of A⁻ᵀ, which libsla_mpi does not compute): backward raises."""
+        on every rank. Collective (backward too). log|det| is differentiable in the local
+        values: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] by sla_dist_lu_logdet_grad, which
+        gathers A to rank 0 for libsla's serial sparse inverse subset (exact; rank 0's memory
+        bounds the size); a singular matrix raises in backward on every rank."""
         if not (mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())):
             raise NotImplementedError(_missing(
                 "DSparseTensor.slogdet", "a distributed determinant (sla_dist_lu_logdet, with "
                 "SuperLU_DIST)"))
-        from ._functions import unavailable
-        _run_agreed(self.comm, "DSparseTensor.slogdet", lambda: None)
-        sign, logabs = DF.dist_lu_logdet(self._pattern, self._values)
-        msg = ("torch_sla: the gradient of DSparseTensor.logdet/slogdet is not implemented "
-               "(it needs selected entries of A⁻ᵀ from the distributed factors)")
-        logabs = unavailable(logabs, (self._values,), msg)
+        # ---- logdet gradient (mpi-logdet): DistSlogdet, python/torch_sla/_dist_logdet.py ----
+        from ._dist_logdet import DistSlogdet
+        _, need = _run_agreed(self.comm, "DSparseTensor.slogdet", lambda: None,
+                              flags=(self._values.requires_grad,))
+        if need[0] and not mlib.has("sla_dist_lu_logdet_grad"):
+            from ._functions import unavailable
+            sign, logabs = DistSlogdet.apply(self._values.detach(), self._pattern, False)
+            logabs = unavailable(logabs, (self._values,), "torch_sla: the gradient of "
+                                 "DSparseTensor.logdet needs sla_dist_lu_logdet_grad in "
+                                 "libsla_mpi, which this build does not have")
+        else:
+            sign, logabs = DistSlogdet.apply(self._values, self._pattern, bool(need[0]))
         shape = self._batch_shape
         return sign.reshape(shape), logabs.reshape(shape)
 
