@@ -106,6 +106,8 @@ _OPTIONAL = {
     "sla_dist_solver_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
                                           c_void_p, c_void_p, c_void_p]),
     "sla_dist_solver_describe": (ctypes.c_char_p, [c_void_p]),
+    "sla_dist_solver_lstsq_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
+                                          c_void_p, c_void_p, c_void_p, c_void_p]),
     "sla_dist_solver_free": (None, [P(c_void_p)]),
     # distributed direct LU (SuperLU_DIST)
     "sla_dist_lu_create": (c_int, [P(DistMatrixC), P(c_void_p)]),

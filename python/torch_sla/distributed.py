@@ -909,6 +909,9 @@ class DSparseTensor:
         "bjacobi-ic0", "ilu0"/"bjacobi-ilu0", "amg"/"bjacobi-amg", "boomeramg"; stopping rule
         ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) in global norms; non-convergence warns, strict=True
         raises). method "auto": the Krylov solvers' auto where the library has them, else LU.
+        method "lsqr" also takes a rectangular matrix (b on the rows, x on the columns of
+        op(A)): x = op(A)⁺ b, differentiable by the least-squares VJP of the minimum-norm
+        solution (sla_dist_solver_lstsq_vjp: three distributed LSQR solves).
         return_info=True returns (x, SolveInfo). A libsla_mpi without the asked solver raises
         NotImplementedError naming the missing piece (torch_sla carries no Python copy)."""
         have_krylov = mlib.has("sla_dist_solver_create")
