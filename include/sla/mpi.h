@@ -503,6 +503,19 @@ SLA_API sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partit
                                       int dim, const double *coords, sla_dist_layout **out,
                                       sla_dist_partition_info *info);
 
+/** Partitions the rows of P into nparts parts, any count ≥ 1 (more or fewer than the ranks:
+ *  a partition computed for another run, or for a torch-sla style partition vector), by the
+ *  same methods and balance as sla_dist_partition(). Collective.
+ *  @param[in]  nparts  ≥ 1, the same on every rank.
+ *  @param[out] part    [n_local] int: the part of each of this rank's owned rows (P's local
+ *                      order), in [0, nparts); may be NULL where n_local = 0. Some parts
+ *                      may be empty when nparts exceeds the rows.
+ *  @return as sla_dist_partition(), and SLA_EINVAL for nparts < 1, SLA_ESHAPE when nparts
+ *          differs between ranks. part is untouched on error. */
+SLA_API sla_status sla_dist_partition_parts(const sla_dist_pattern *P, sla_dist_partitioner method,
+                                            int nparts, int dim, const double *coords,
+                                            int *part);
+
 /** The figures of P's current distribution (see sla_dist_partition_info). Collective.
  *  @return SLA_OK, SLA_ESHAPE (not square or rows and columns distributed differently),
  *          SLA_ENOMEM, SLA_EBACKEND. */
