@@ -1100,9 +1100,10 @@ def _same_k(ks, rank):
 # ------------------------------------------------------------------------------------------------
 # Partitioners as functions (torch-sla's names): part ids for a global graph
 # ------------------------------------------------------------------------------------------------
-def _part_vector(row, col, num_nodes, method, coords, comm):
+def _part_vector(row, col, num_nodes, method, coords, comm, num_parts=None):
     """Runs libsla_mpi's partitioner `method` on the graph (row, col) (given on every rank)
-    with one part per rank of comm; returns part[num_nodes] on every rank. Collective."""
+    with one part per rank of comm (num_parts None or comm's size), or num_parts parts
+    (sla_dist_partition_parts); returns part[num_nodes] on every rank. Collective."""
     comm = _default_comm(comm)
     row, col = _as_index(row, "row"), _as_index(col, "col")
     L = _Layout.balanced(comm, num_nodes)
@@ -1117,6 +1118,8 @@ def _part_vector(row, col, num_nodes, method, coords, comm):
         c = c[:, None] if c.dim() == 1 else c
         dim = int(c.shape[1])
         cl = c[lo:hi]
+    if num_parts is not None and int(num_parts) != comm.Get_size():
+        return _parts_any(P, L, method, cl, dim, int(num_parts), comm), None
     newL, info = _partition_layout(P, method, cl, dim)
     counts = comm.allgather(int(newL.n_local))
     order = DF.allgatherv_rows(comm, newL.owned.reshape(-1, 1).contiguous(), counts).reshape(-1)
@@ -1140,18 +1143,20 @@ def partition_simple(num_nodes, num_parts):
 def partition_graph_metis(row, col, num_nodes, num_parts=None, comm=None):
     """METIS k-way partition of the graph of A + Aᵀ (entries (row, col), given on every
     rank), balanced by nnz + 1 per row: part id per node, [num_nodes] int64, the same on every
-    rank. Runs libsla_mpi's METIS partitioner with one part per rank of comm, so num_parts
-    must equal comm's size (default). Collective."""
+    rank. Runs libsla_mpi's METIS partitioner: one part per rank of comm by default, or
+    num_parts parts (any count ≥ 1, sla_dist_partition_parts). Collective."""
     comm = _default_comm(comm)
     _check_parts(num_parts, comm, "partition_graph_metis")
-    return _part_vector(row, col, int(num_nodes), PARTITIONERS["metis"], None, comm)[0]
+    return _part_vector(row, col, int(num_nodes), PARTITIONERS["metis"], None, comm,
+                        num_parts)[0]
 
 
 def partition_coordinates(coords, num_parts=None, method="rcb", comm=None, row=None, col=None):
     """Geometric partition by node coordinates coords [N, dim] (dim 1..3, on every rank):
     method "rcb" (recursive coordinate bisection) or "hilbert" (Hilbert-curve order cut into
     balanced pieces). Balanced by node (weight nnz + 1 of the graph (row, col) if given).
-    num_parts must equal comm's size (default). [N] int64 on every rank. Collective."""
+    num_parts: one part per rank of comm (default) or any count ≥ 1. [N] int64 on every rank;
+    the same partition whatever the rank count. Collective."""
     comm = _default_comm(comm)
     _check_parts(num_parts, comm, "partition_coordinates")
     if method not in ("rcb", "hilbert"):
@@ -1161,14 +1166,37 @@ def partition_coordinates(coords, num_parts=None, method="rcb", comm=None, row=N
     n = int(c.shape[0])
     if row is None:
         row = col = torch.arange(n, dtype=torch.int64)
-    return _part_vector(row, col, n, PARTITIONERS[method], c, comm)[0]
+    return _part_vector(row, col, n, PARTITIONERS[method], c, comm, num_parts)[0]
 
 
+# ---- num_parts ≠ ranks (mpi-logdet): sla_dist_partition_parts ----
 def _check_parts(num_parts, comm, what):
-    if num_parts is not None and int(num_parts) != comm.Get_size():
-        raise ValueError(f"{what}: libsla_mpi partitions into one part per rank; num_parts="
-                         f"{num_parts} but the communicator has {comm.Get_size()} ranks "
-                         f"(run under mpirun -np {num_parts}, or use partition_simple)")
+    """num_parts: None (one part per rank) or an int ≥ 1; another count than the ranks needs
+    sla_dist_partition_parts in libsla_mpi. Local (the same verdict on every rank for the same
+    arguments)."""
+    if num_parts is None:
+        return
+    if isinstance(num_parts, bool) or int(num_parts) != num_parts or int(num_parts) < 1:
+        raise ValueError(f"{what}: num_parts must be an integer ≥ 1, got {num_parts!r}")
+    if int(num_parts) != comm.Get_size() and not mlib.has("sla_dist_partition_parts"):
+        raise NotImplementedError(_missing(what, f"sla_dist_partition_parts (num_parts="
+                                           f"{num_parts} on {comm.Get_size()} ranks)"))
+
+
+def _parts_any(P, L, method, coords_local, dim, num_parts, comm):
+    """part[num_nodes] (int64, every rank) of num_parts parts of P's rows, on the contiguous
+    balanced layout L. Collective."""
+    import ctypes
+    part = torch.empty(max(L.n_local, 1), dtype=torch.int32)
+    cptr = None
+    if coords_local is not None:
+        coords_local = coords_local.to(torch.float64).contiguous()
+        cptr = (coords_local if coords_local.numel() else torch.zeros(1)).data_ptr()
+    check(mlib.sla_dist_partition_parts(P.ptr, method, num_parts, dim, cptr,
+                                        ctypes.c_void_p(part.data_ptr())))
+    counts = comm.allgather(int(L.n_local))
+    local = part[:L.n_local].to(torch.int64).reshape(-1, 1).contiguous()
+    return DF.allgatherv_rows(comm, local, counts).reshape(-1)   # L is contiguous: rank order
 
 
 from .distributed_list import DSparseTensorList  # noqa: E402  (uses _agree, _default_comm)

@@ -1,7 +1,8 @@
 """DSparseTensor.slogdet/logdet/det gradients (sla_dist_lu_logdet_grad) under mpirun: equal to
 the serial SparseTensor.logdet gradients (1e-10), gradcheck, batches, transpose, a rank
 without rows, a singular matrix raising on every rank; DSparseTensorList per-item logdet
-gradients; the distributed LSQR VJP through D.solve(method='lsqr') of a rectangular matrix."""
+gradients; the distributed LSQR VJP through D.solve(method='lsqr') of a rectangular matrix;
+partition_graph_metis / partition_coordinates with num_parts ≠ the rank count."""
 import pytest
 import torch
 from conftest import agree_all, grid_matrix, max_err
@@ -228,3 +229,29 @@ def test_lsqr_rectangular_gradients_equal_serial(comm, transpose):
         print(f"\nlsqr VJP vs serial at {p} ranks (transpose={transpose}): x {ex:.2e}, "
               f"db {eb:.2e}, dvalues {ev:.2e}")
 
+
+
+@pytest.mark.skipif(not mlib.has("sla_dist_partition_parts"),
+                    reason="libsla_mpi without sla_dist_partition_parts")
+@pytest.mark.parametrize("num_parts", [1, 3, 5, 8])
+def test_partition_functions_any_num_parts(comm, num_parts):
+    """partition_graph_metis / partition_coordinates with num_parts ≠ ranks: a part in range
+    for every node, the same vector on every rank, balanced; RCB and Hilbert equal the
+    partition computed by one rank alone (MPI.COMM_SELF)."""
+    from mpi4py import MPI
+    from torch_sla.distributed import partition_coordinates, partition_graph_metis
+    row, col, _, xy = grid_matrix(9)
+    N = 81
+    for name, part, slack in (
+            ("metis", partition_graph_metis(row, col, N, num_parts=num_parts, comm=comm), 1.35),
+            ("rcb", partition_coordinates(xy, num_parts=num_parts, comm=comm), 1.05),
+            ("hilbert", partition_coordinates(xy, num_parts, "hilbert", comm=comm), 1.05)):
+        ok = part.shape == (N,) and int(part.min()) >= 0 and int(part.max()) < num_parts
+        sizes = torch.bincount(part, minlength=num_parts)
+        ok &= int(sizes.max()) <= slack * N / num_parts + 2
+        every = comm.allgather(part)
+        ok &= all(torch.equal(q, part) for q in every)
+        if name != "metis":            # METIS sees the graph in the ranks' order
+            alone = partition_coordinates(xy, num_parts, name, comm=MPI.COMM_SELF)
+            ok &= torch.equal(alone, part)
+        agree_all(comm, ok, f"{name}, {num_parts} parts: sizes {sizes.tolist()}")
