@@ -54,19 +54,6 @@ static sla_status lq_check(sla_dist_solver *s, const lq_shape *q, const void *B,
     return SLA_OK;
 }
 
-/* info ← the worst of info and one solve's (residuals scaled by 2^e); iterations add up */
-static void info_merge(sla_solve_info *info, const sla_solve_info *one, int e)
-{
-    info->iterations += one->iterations;
-    if (!one->converged) info->converged = 0;
-    if (info->reason == SLA_REASON_CONVERGED) info->reason = one->reason;
-    double r = ldexp(one->residual_norm, e), nr = ldexp(one->normal_residual, e);
-    if (r > info->residual_norm || isnan(r)) info->residual_norm = r;
-    if (one->relative_residual > info->relative_residual || isnan(one->relative_residual))
-        info->relative_residual = one->relative_residual;
-    if (nr > info->normal_residual || isnan(nr)) info->normal_residual = nr;
-}
-
 /* y = 2^e·x, n entries */
 static void scale_pow2(sla_dtype dtype, int64_t n, int e, const void *x, void *y)
 {
@@ -100,11 +87,11 @@ static sla_status lq_run(sla_dist_solver *s, const lq_shape *q, const void *B, c
     sla_solve_info one;
     sla_status st = dist_solver_run(s, opt, q->nrhs, Gs, C, atol, 0, &one);
     if (st < 0) return st;
-    info_merge(info, &one, e);
+    sla_solve_info_merge_scaled(info, &one, e);
     if (dvalues) {
         st = dist_solver_run(s, op, q->nrhs, C, Lam, atol, 0, &one);
         if (st < 0) return st;
-        info_merge(info, &one, e);
+        sla_solve_info_merge_scaled(info, &one, e);
         memcpy(R, B, (size_t)q->tb * es);
         SLA_TRY(sla_dist_spmv(op, -1.0, &s->A, X, 1, q->nrhs, 1.0, R));
         memcpy(W, Gs, (size_t)q->tx * es);
@@ -120,7 +107,7 @@ static sla_status lq_run(sla_dist_solver *s, const lq_shape *q, const void *B, c
         if (wn > s->opt.rtol * gn) {            /* rank deficient: the minimum-norm term */
             st = dist_solver_run(s, opt, q->nrhs, X, Z, s->opt.atol, 0, &one);
             if (st < 0) return st;
-            info_merge(info, &one, 0);
+            sla_solve_info_merge_scaled(info, &one, 0);
             SLA_TRY(outer_add(s, scale, n ? Z : W, n ? W : Z, q->nrhs, tmp, dvalues, 0));
         }
     }
