@@ -474,6 +474,11 @@ SLA_API void sla_analysis_free(sla_analysis **a);
  *  reports them like sla_krylov_solve_batch(). info starts as the generic layer hands it. */
 SLA_API void sla_krylov_result_merge(sla_solve_info *info, const sla_krylov_result *r);
 
+/** info ← the worst of info and one solve's info `one` whose right-hand side was scaled by
+ *  2^−e (its residuals are scaled back by 2^e); iterations add up: how a VJP made of several
+ *  solves (the least-squares VJP, serial and distributed) reports them. */
+SLA_API void sla_solve_info_merge_scaled(sla_solve_info *info, const sla_solve_info *one, int e);
+
 /* ============================================================================================
  * LOBPCG on a vector space (distributed eigensolvers)
  * ============================================================================================ */

@@ -361,6 +361,26 @@ SLA_API sla_status sla_dist_lu_solve_vjp(sla_dist_lu *F, sla_op op, int64_t nrhs
  *  [batch], the same on every rank. Collective. */
 SLA_API sla_status sla_dist_lu_logdet(sla_dist_lu *F, double *sign, double *logabsdet);
 
+/* ---- log-determinant gradient (src/mpi/lu_logdet_grad.c) ---- */
+
+/** Gradient of L = Σ_b g[b]·log|det A_b|, as sla_solver_logdet_grad(): dvalues[b][s] =
+ *  g[b]·(A_b⁻¹)[c_s, r_s] for this rank's local slot s (global row r_s, column c_s),
+ *  [batch][nnz_local] of A's dtype, overwritten. g [batch] doubles, finite: each rank's own
+ *  weights, applied to its own slots (pass the same on every rank for the gradient of one
+ *  loss, as a replicated scalar loss does); NULL means ones. Collective.
+ *  Method and cost: A (rows, columns, values of every batch element) is gathered to rank 0,
+ *  which runs libsla's serial sparse inverse subset from a UMFPACK LU (sla_solver_logdet_grad,
+ *  Takahashi–Fagan–Chin / Erisman–Tinney on the factors; never n dense solves); the gradient
+ *  is scattered back. Exact to the serial code's accuracy but not scalable: rank 0 holds
+ *  about (16 + 24·batch) bytes per global entry plus the serial factors and the closure of
+ *  their structure; the other ranks O(nnz_local).
+ *  @return SLA_OK; SLA_ESINGULAR if some A_b is numerically singular by F's rule (its logdet
+ *          is (0, −inf)) or by the serial factorization's, naming the batch element;
+ *          SLA_EUNSUPPORTED above 2^31 − 1 global entries, or without SuperLU_DIST;
+ *          SLA_ENOMEM (on any rank, e.g. rank 0's serial LU or closure not fitting), SLA_EINVAL (dvalues NULL), SLA_ENONFINITE (g), SLA_EBACKEND. The same status on every rank;
+ *          dvalues unspecified on error. */
+SLA_API sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues);
+
 /** Smallest rcond estimate over the batch (NaN for NULL). Local. */
 SLA_API double sla_dist_lu_rcond(const sla_dist_lu *F);
 /** One line: library, version, ranks, process grid, rcond. Local. */
@@ -483,6 +503,19 @@ SLA_API sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partit
                                       int dim, const double *coords, sla_dist_layout **out,
                                       sla_dist_partition_info *info);
 
+/** Partitions the rows of P into nparts parts, any count ≥ 1 (more or fewer than the ranks:
+ *  a partition computed for another run, or for a torch-sla style partition vector), by the
+ *  same methods and balance as sla_dist_partition(). Collective.
+ *  @param[in]  nparts  ≥ 1, the same on every rank.
+ *  @param[out] part    [n_local] int: the part of each of this rank's owned rows (P's local
+ *                      order), in [0, nparts); may be NULL where n_local = 0. Some parts
+ *                      may be empty when nparts exceeds the rows.
+ *  @return as sla_dist_partition(), and SLA_EINVAL for nparts < 1, SLA_ESHAPE when nparts
+ *          differs between ranks. part is untouched on error. */
+SLA_API sla_status sla_dist_partition_parts(const sla_dist_pattern *P, sla_dist_partitioner method,
+                                            int nparts, int dim, const double *coords,
+                                            int *part);
+
 /** The figures of P's current distribution (see sla_dist_partition_info). Collective.
  *  @return SLA_OK, SLA_ESHAPE (not square or rows and columns distributed differently),
  *          SLA_ENOMEM, SLA_EBACKEND. */
@@ -601,10 +634,35 @@ SLA_API sla_status sla_dist_solver_refactor(sla_dist_solver *s, const void *valu
  *                      slots: sla_dist_values_scatter() takes them to the COO order) or NULL.
  *                      Written only when the solve succeeded or did not converge (then with
  *                      the status SLA_NOT_CONVERGED).
- *  @return as sla_dist_solver_solve(); SLA_EUNSUPPORTED for lsqr or damp ≠ 0. */
+ *  @return as sla_dist_solver_solve(); SLA_EUNSUPPORTED for lsqr (use
+ *          sla_dist_solver_lstsq_vjp) or damp ≠ 0. */
 SLA_API sla_status sla_dist_solver_solve_vjp(sla_dist_solver *s, sla_op op, int64_t nrhs,
                                              const void *X, const void *G, void *dB,
                                              void *dvalues, sla_solve_info *info);
+
+/* ---- least-squares VJP (src/mpi/solver_lstsq_vjp.c) ---- */
+
+/** Backward of the distributed least-squares solution X = op(A)⁺ B (method lsqr, damp = 0, A of
+ *  any shape; the minimum-norm solution when A is rank deficient), as sla_solver_lstsq_vjp()
+ *  (sla/solver.h gives the formulas, Golub & Pereyra 1973): three distributed LSQR solves from
+ *  x₀ = 0 on the same solver (op(A)ᵀ, op(A), and op(A)ᵀ again only when w = g − op(A)ᵀc is
+ *  above rtol·‖g‖, both norms global), then ∂op(A) = r λᵀ − c xᵀ + z wᵀ on this rank's slots by
+ *  distributed SpMV VJPs (one halo exchange each). Collective.
+ *  @param[in] B  [batch][n_b][nrhs], this rank's rows of op(A)'s range layout (rows for op = N,
+ *                columns for op = T): the forward's right-hand side (needed for dvalues only;
+ *                may be NULL otherwise).
+ *  @param[in] X  the forward's solution [batch][n_x][nrhs] on op(A)'s domain layout (needed
+ *                for dvalues only). G = ∂L/∂X, shape of X, finite.
+ *  @param[out] dB  shape of B or NULL; dvalues [batch][nnz_local] or NULL.
+ *  @param[out] info  may be NULL: the worst case over the solves, iterations summed.
+ *  G is scaled by a power of two near 1/‖G‖∞ (global) before the solves.
+ *  @return SLA_OK; SLA_NOT_CONVERGED (outputs written from the best iterates); SLA_EUNSUPPORTED
+ *          (method not lsqr, damp ≠ 0); SLA_EINVAL; SLA_ENONFINITE naming rank and entry;
+ *          SLA_ESHAPE (op, nrhs or which outputs differ between ranks); SLA_ENOMEM;
+ *          SLA_EBACKEND. The same status on every rank. */
+SLA_API sla_status sla_dist_solver_lstsq_vjp(sla_dist_solver *s, sla_op op, int64_t nrhs,
+                                             const void *B, const void *X, const void *G,
+                                             void *dB, void *dvalues, sla_solve_info *info);
 
 /** One line: method, preconditioner, tolerances and, for auto, why ("auto: symmetric, positive
  *  diagonal → cg; precond auto → boomeramg (N = 10000 ≥ 5000)"). The same on every rank; owned

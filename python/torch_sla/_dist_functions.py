@@ -330,7 +330,9 @@ def _dist_solve(solver, op, b, config):
     b = b.contiguous()
     if b.dim() == 2:
         b = b.expand(B, *b.shape).contiguous()
-    x = torch.zeros_like(b)
+    # X lives on op(A)'s domain layout (rectangular lsqr: not b's)
+    nx = solver.pattern.n_local if op == SLA_OP_N else solver.pattern.m_local
+    x = b.new_zeros(B, nx, b.shape[-1])
     info = SolveInfoC()
     pad = b.new_zeros(1)
     st = check(solver.solve(op, b.shape[-1], (b if b.numel() else pad).data_ptr(),
@@ -342,7 +344,8 @@ def _dist_solve(solver, op, b, config):
 class DistSolve(Function):
     """X = op(A)⁻¹ B ([B, n, k]; b [n, k] is shared by the batch) on a distributed solver.
     Backward: sla_dist_solver_solve_vjp on the same object (λ = op(A)⁻ᵀ G by one transposed
-    distributed solve; dB = λ, summed over the batch for a shared b; ∂a = −λ[r] X[c] local).
+    distributed solve; dB = λ, summed over the batch for a shared b; ∂a = −λ[r] X[c] local);
+    method lsqr: the least-squares VJP (_lstsq_vjp, sla_dist_solver_lstsq_vjp).
     `need` = (values, b) gradients wanted on some rank (agreed)."""
 
     @staticmethod
@@ -355,8 +358,9 @@ class DistSolve(Function):
             raise
         ctx.solver, ctx.op, ctx.need, ctx.config = solver, op, need, config
         ctx.b_batched = b.dim() == 3
+        ctx.lsqr = _is_lsqr(kind, options)
         if any(need):
-            ctx.save_for_backward(x)
+            ctx.save_for_backward(x, b) if ctx.lsqr else ctx.save_for_backward(x)
         else:
             solver.free()
         return x
@@ -364,21 +368,24 @@ class DistSolve(Function):
     @staticmethod
     def backward(ctx, g):
         from ._capi import SolveInfoC
-        (x,) = ctx.saved_tensors
+        x = ctx.saved_tensors[0]
         solver = ctx.solver
         need_v, need_b = ctx.need
         g = g.contiguous()
-        db = torch.empty_like(g) if need_b else None
-        dv = torch.empty_like(solver.values) if need_v else None
         pad = g.new_zeros(1)
 
         def buf(t):
             return (t if t.numel() else pad).data_ptr()
 
         info = SolveInfoC()
-        st = check(solver.solve_vjp(ctx.op, g.shape[-1], buf(x), buf(g),
-                                    buf(db) if need_b else None, buf(dv) if need_v else None,
-                                    ctypes.byref(info)))
+        if ctx.lsqr:
+            db, dv, st = _lstsq_vjp(ctx, solver, x, g, buf, info)
+        else:
+            db = torch.empty_like(g) if need_b else None
+            dv = torch.empty_like(solver.values) if need_v else None
+            st = check(solver.solve_vjp(ctx.op, g.shape[-1], buf(x), buf(g),
+                                        buf(db) if need_b else None, buf(dv) if need_v else None,
+                                        ctypes.byref(info)))
         ctx.config.report(st, info, adjoint=True)
         if db is not None and not ctx.b_batched:
             db = db.sum(0)
@@ -388,6 +395,28 @@ class DistSolve(Function):
         if db is not None:
             db = unavailable(db, (g,), msg)
         return _only(dv, ctx, 0), _only(db, ctx, 1), None, None, None, None, None, None
+
+
+# ---- least-squares VJP (mpi-logdet): method lsqr, rectangular A (sla_dist_solver_lstsq_vjp) ----
+def _is_lsqr(kind, options):
+    from ._capi import METHODS
+    return kind == "krylov" and options is not None and options.method == METHODS.index("lsqr")
+
+
+def _lstsq_vjp(ctx, solver, x, g, buf, info):
+    """dB (b's shape, on op(A)'s range layout) and dvalues of X = op(A)⁺ B: the minimum-norm
+    least-squares VJP, three distributed LSQR solves (sla_dist_solver_lstsq_vjp)."""
+    b = ctx.saved_tensors[1]
+    if b.dim() == 2:                       # shared by the batch (dB is summed by the caller)
+        b = b.expand(solver.values.shape[0], *b.shape)
+    b = b.contiguous()
+    need_v, need_b = ctx.need
+    db = torch.empty_like(b) if need_b else None
+    dv = torch.empty_like(solver.values) if need_v else None
+    st = check(mlib.sla_dist_solver_lstsq_vjp(
+        solver.ptr, ctx.op, g.shape[-1], buf(b), buf(x), buf(g), buf(db) if need_b else None,
+        buf(dv) if need_v else None, ctypes.byref(info)))
+    return db, dv, st
 
 
 def dist_lu_logdet(pattern, values):

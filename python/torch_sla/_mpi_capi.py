@@ -106,6 +106,8 @@ _OPTIONAL = {
     "sla_dist_solver_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
                                           c_void_p, c_void_p, c_void_p]),
     "sla_dist_solver_describe": (ctypes.c_char_p, [c_void_p]),
+    "sla_dist_solver_lstsq_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p,
+                                          c_void_p, c_void_p, c_void_p, c_void_p]),
     "sla_dist_solver_free": (None, [P(c_void_p)]),
     # distributed direct LU (SuperLU_DIST)
     "sla_dist_lu_create": (c_int, [P(DistMatrixC), P(c_void_p)]),
@@ -113,9 +115,12 @@ _OPTIONAL = {
     "sla_dist_lu_solve_vjp": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p,
                                       c_void_p, c_void_p]),
     "sla_dist_lu_logdet": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "sla_dist_lu_logdet_grad": (c_int, [c_void_p, c_void_p, c_void_p]),     # _dist_logdet.py
     "sla_dist_lu_describe": (ctypes.c_char_p, [c_void_p]),
     "sla_dist_lu_free": (None, [P(c_void_p)]),
     "sla_dist_have_superlu": (c_int, []),
+    # any number of parts (distributed.partition_* with num_parts ≠ ranks)
+    "sla_dist_partition_parts": (c_int, [c_void_p, c_int, c_int, c_int, c_void_p, c_void_p]),
     # distributed eigsh (LOBPCG)
     "sla_dist_eigsh_options_init": (None, [P(DistEigshOptionsC)]),
     "sla_dist_eigsh": (c_int, [P(DistMatrixC), c_int64, P(DistEigshOptionsC), c_void_p,

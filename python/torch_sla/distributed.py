@@ -909,6 +909,9 @@ class DSparseTensor:
         "bjacobi-ic0", "ilu0"/"bjacobi-ilu0", "amg"/"bjacobi-amg", "boomeramg"; stopping rule
         ‖b − A x‖₂ ≤ max(rtol·‖b‖₂, atol) in global norms; non-convergence warns, strict=True
         raises). method "auto": the Krylov solvers' auto where the library has them, else LU.
+        method "lsqr" also takes a rectangular matrix (b on the rows, x on the columns of
+        op(A)): x = op(A)⁺ b, differentiable by the least-squares VJP of the minimum-norm
+        solution (sla_dist_solver_lstsq_vjp: three distributed LSQR solves).
         return_info=True returns (x, SolveInfo). A libsla_mpi without the asked solver raises
         NotImplementedError naming the missing piece (torch_sla carries no Python copy)."""
         have_krylov = mlib.has("sla_dist_solver_create")
@@ -1027,18 +1030,26 @@ class DSparseTensor:
     def slogdet(self):
         """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's
         distributed LU (SuperLU_DIST); (0, −inf) for a numerically singular matrix. The same
-        on every rank. Collective. The gradient is not available yet (it needs selected
-        entries of A⁻ᵀ, which libsla_mpi does not compute): backward raises."""
+        on every rank. Collective (backward too). log|det| is differentiable in the local
+        values: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] by sla_dist_lu_logdet_grad, which
+        gathers A to rank 0 for libsla's serial sparse inverse subset (exact; rank 0's memory
+        bounds the size); a singular matrix raises in backward on every rank."""
         if not (mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())):
             raise NotImplementedError(_missing(
                 "DSparseTensor.slogdet", "a distributed determinant (sla_dist_lu_logdet, with "
                 "SuperLU_DIST)"))
-        from ._functions import unavailable
-        _run_agreed(self.comm, "DSparseTensor.slogdet", lambda: None)
-        sign, logabs = DF.dist_lu_logdet(self._pattern, self._values)
-        msg = ("torch_sla: the gradient of DSparseTensor.logdet/slogdet is not implemented "
-               "(it needs selected entries of A⁻ᵀ from the distributed factors)")
-        logabs = unavailable(logabs, (self._values,), msg)
+        # ---- logdet gradient (mpi-logdet): DistSlogdet, python/torch_sla/_dist_logdet.py ----
+        from ._dist_logdet import DistSlogdet
+        _, need = _run_agreed(self.comm, "DSparseTensor.slogdet", lambda: None,
+                              flags=(self._values.requires_grad,))
+        if need[0] and not mlib.has("sla_dist_lu_logdet_grad"):
+            from ._functions import unavailable
+            sign, logabs = DistSlogdet.apply(self._values.detach(), self._pattern, False)
+            logabs = unavailable(logabs, (self._values,), "torch_sla: the gradient of "
+                                 "DSparseTensor.logdet needs sla_dist_lu_logdet_grad in "
+                                 "libsla_mpi, which this build does not have")
+        else:
+            sign, logabs = DistSlogdet.apply(self._values, self._pattern, bool(need[0]))
         shape = self._batch_shape
         return sign.reshape(shape), logabs.reshape(shape)
 
@@ -1089,9 +1100,10 @@ def _same_k(ks, rank):
 # ------------------------------------------------------------------------------------------------
 # Partitioners as functions (torch-sla's names): part ids for a global graph
 # ------------------------------------------------------------------------------------------------
-def _part_vector(row, col, num_nodes, method, coords, comm):
+def _part_vector(row, col, num_nodes, method, coords, comm, num_parts=None):
     """Runs libsla_mpi's partitioner `method` on the graph (row, col) (given on every rank)
-    with one part per rank of comm; returns part[num_nodes] on every rank. Collective."""
+    with one part per rank of comm (num_parts None or comm's size), or num_parts parts
+    (sla_dist_partition_parts); returns part[num_nodes] on every rank. Collective."""
     comm = _default_comm(comm)
     row, col = _as_index(row, "row"), _as_index(col, "col")
     L = _Layout.balanced(comm, num_nodes)
@@ -1106,6 +1118,8 @@ def _part_vector(row, col, num_nodes, method, coords, comm):
         c = c[:, None] if c.dim() == 1 else c
         dim = int(c.shape[1])
         cl = c[lo:hi]
+    if num_parts is not None and int(num_parts) != comm.Get_size():
+        return _parts_any(P, L, method, cl, dim, int(num_parts), comm), None
     newL, info = _partition_layout(P, method, cl, dim)
     counts = comm.allgather(int(newL.n_local))
     order = DF.allgatherv_rows(comm, newL.owned.reshape(-1, 1).contiguous(), counts).reshape(-1)
@@ -1129,18 +1143,20 @@ def partition_simple(num_nodes, num_parts):
 def partition_graph_metis(row, col, num_nodes, num_parts=None, comm=None):
     """METIS k-way partition of the graph of A + Aᵀ (entries (row, col), given on every
     rank), balanced by nnz + 1 per row: part id per node, [num_nodes] int64, the same on every
-    rank. Runs libsla_mpi's METIS partitioner with one part per rank of comm, so num_parts
-    must equal comm's size (default). Collective."""
+    rank. Runs libsla_mpi's METIS partitioner: one part per rank of comm by default, or
+    num_parts parts (any count ≥ 1, sla_dist_partition_parts). Collective."""
     comm = _default_comm(comm)
     _check_parts(num_parts, comm, "partition_graph_metis")
-    return _part_vector(row, col, int(num_nodes), PARTITIONERS["metis"], None, comm)[0]
+    return _part_vector(row, col, int(num_nodes), PARTITIONERS["metis"], None, comm,
+                        num_parts)[0]
 
 
 def partition_coordinates(coords, num_parts=None, method="rcb", comm=None, row=None, col=None):
     """Geometric partition by node coordinates coords [N, dim] (dim 1..3, on every rank):
     method "rcb" (recursive coordinate bisection) or "hilbert" (Hilbert-curve order cut into
     balanced pieces). Balanced by node (weight nnz + 1 of the graph (row, col) if given).
-    num_parts must equal comm's size (default). [N] int64 on every rank. Collective."""
+    num_parts: one part per rank of comm (default) or any count ≥ 1. [N] int64 on every rank;
+    the same partition whatever the rank count. Collective."""
     comm = _default_comm(comm)
     _check_parts(num_parts, comm, "partition_coordinates")
     if method not in ("rcb", "hilbert"):
@@ -1150,14 +1166,37 @@ def partition_coordinates(coords, num_parts=None, method="rcb", comm=None, row=N
     n = int(c.shape[0])
     if row is None:
         row = col = torch.arange(n, dtype=torch.int64)
-    return _part_vector(row, col, n, PARTITIONERS[method], c, comm)[0]
+    return _part_vector(row, col, n, PARTITIONERS[method], c, comm, num_parts)[0]
 
 
+# ---- num_parts ≠ ranks (mpi-logdet): sla_dist_partition_parts ----
 def _check_parts(num_parts, comm, what):
-    if num_parts is not None and int(num_parts) != comm.Get_size():
-        raise ValueError(f"{what}: libsla_mpi partitions into one part per rank; num_parts="
-                         f"{num_parts} but the communicator has {comm.Get_size()} ranks "
-                         f"(run under mpirun -np {num_parts}, or use partition_simple)")
+    """num_parts: None (one part per rank) or an int ≥ 1; another count than the ranks needs
+    sla_dist_partition_parts in libsla_mpi. Local (the same verdict on every rank for the same
+    arguments)."""
+    if num_parts is None:
+        return
+    if isinstance(num_parts, bool) or int(num_parts) != num_parts or int(num_parts) < 1:
+        raise ValueError(f"{what}: num_parts must be an integer ≥ 1, got {num_parts!r}")
+    if int(num_parts) != comm.Get_size() and not mlib.has("sla_dist_partition_parts"):
+        raise NotImplementedError(_missing(what, f"sla_dist_partition_parts (num_parts="
+                                           f"{num_parts} on {comm.Get_size()} ranks)"))
+
+
+def _parts_any(P, L, method, coords_local, dim, num_parts, comm):
+    """part[num_nodes] (int64, every rank) of num_parts parts of P's rows, on the contiguous
+    balanced layout L. Collective."""
+    import ctypes
+    part = torch.empty(max(L.n_local, 1), dtype=torch.int32)
+    cptr = None
+    if coords_local is not None:
+        coords_local = coords_local.to(torch.float64).contiguous()
+        cptr = (coords_local if coords_local.numel() else torch.zeros(1)).data_ptr()
+    check(mlib.sla_dist_partition_parts(P.ptr, method, num_parts, dim, cptr,
+                                        ctypes.c_void_p(part.data_ptr())))
+    counts = comm.allgather(int(L.n_local))
+    local = part[:L.n_local].to(torch.int64).reshape(-1, 1).contiguous()
+    return DF.allgatherv_rows(comm, local, counts).reshape(-1)   # L is contiguous: rank order
 
 
 from .distributed_list import DSparseTensorList  # noqa: E402  (uses _agree, _default_comm)

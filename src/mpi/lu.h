@@ -13,4 +13,15 @@ typedef sla_status (*dist_lu_apply_fn)(void *ctx, int64_t b, sla_op op, double *
 sla_status dist_lu_rcond(const sla_dist_pattern *P, sla_dtype dtype, const void *values,
                          int64_t b, dist_lu_apply_fn fn, void *ctx, double *rcond);
 
+/* What the log-determinant gradient (lu_logdet_grad.c) reads of a factorization: borrowed,
+ * valid as long as F. rcond [batch], the same on every rank. */
+typedef struct dist_lu_view {
+    const sla_dist_pattern *P;
+    sla_dtype dtype;
+    int64_t batch;
+    const void *values;         /* [batch][nnz_local] */
+    const double *rcond;
+} dist_lu_view;
+dist_lu_view dist_lu_parts(const sla_dist_lu *F);
+
 #endif

@@ -357,9 +357,11 @@ static double value_at(const sla_dist_lu *F, const void *v, int64_t s)
     return F->dtype == SLA_FLOAT32 ? (double)((const float *)v)[s] : ((const double *)v)[s];
 }
 
-/* factors C's matrix with values vals (indexed by C->src); the first call of f analyses.
- * Collective; the status (SLA_ESINGULAR for an exact zero pivot) agreed. */
-static sla_status fac_factor(sla_dist_lu *F, slu_fac *f, slu_csr *C, const void *vals)
+/* factors C's matrix with values vals (indexed by C->src; A's dtype, or double when
+ * vals_double: Aᵀ's received values); the first call of f analyses. Collective; the status
+ * (SLA_ESINGULAR for an exact zero pivot) agreed. */
+static sla_status fac_factor(sla_dist_lu *F, slu_fac *f, slu_csr *C, const void *vals,
+                             int vals_double)
 {
     int64_t m = C->nnz;
     if (!C->perm_r) SLA_TRY(row_matching(F, C));
@@ -380,7 +382,8 @@ static sla_status fac_factor(sla_dist_lu *F, slu_fac *f, slu_csr *C, const void 
         superlu_gridinit(F->P->comm, F->nprow, F->npcol, &f->grid);
         f->grid_live = 1;
     }
-    for (int64_t k = 0; k < m; k++) f->nzval[k] = value_at(F, vals, C->src[k]);
+    for (int64_t k = 0; k < m; k++)
+        f->nzval[k] = vals_double ? ((const double *)vals)[C->src[k]] : value_at(F, vals, C->src[k]);
     memcpy(f->colind, C->colind, (size_t)m * sizeof *f->colind);
     memcpy(f->rowptr, C->rowptr, (size_t)(F->n + 1) * sizeof *f->rowptr);
     set_default_options_dist(&f->opt);       /* afresh: no stale SolveInitialized */
@@ -468,7 +471,7 @@ static sla_status ensure_transpose(sla_dist_lu *F, int64_t b)
     if (!F->csrT.rowptr) SLA_TRY(build_transpose(F));
     if (F->facT[b].live) return SLA_OK;
     SLA_TRY(transpose_values(F, batch_values(F, b)));
-    return fac_factor(F, &F->facT[b], &F->csrT, F->recvT);
+    return fac_factor(F, &F->facT[b], &F->csrT, F->recvT, 1);
 }
 
 /* the rcond estimator's solve: y [n] in place */
@@ -485,7 +488,7 @@ static sla_status apply_inverse(void *ctx, int64_t b, sla_op op, double *y)
 static sla_status factor_all(sla_dist_lu *F)
 {
     for (int64_t b = 0; b < F->batch; b++) {
-        sla_status st = fac_factor(F, &F->fac[b], &F->csr, batch_values(F, b));
+        sla_status st = fac_factor(F, &F->fac[b], &F->csr, batch_values(F, b), 0);
         F->rcond[b] = 0;
         if (st == SLA_ESINGULAR) { sla_clear_error(); continue; }
         SLA_TRY(st);
@@ -856,6 +859,12 @@ void sla_dist_lu_free(sla_dist_lu **Fp)
 }
 
 int sla_dist_have_superlu(void) { return 1; }
+
+dist_lu_view dist_lu_parts(const sla_dist_lu *F)
+{
+    dist_lu_view v = {F->P, F->dtype, F->batch, F->values, F->rcond};
+    return v;
+}
 
 #else  /* no SuperLU_DIST in this build */
 

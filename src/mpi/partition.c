@@ -236,18 +236,31 @@ sla_status dist_part_info(const dist_graph *g, const char *func, const int *part
     return st;
 }
 
-/* The partition vector of a method. */
+/* The partition vector of a method into nparts parts. */
 static sla_status run_method(const dist_graph *g, const char *func, sla_dist_partitioner method,
-                             int dim, const double *coords, int *part)
+                             int nparts, int dim, const double *coords, int *part)
 {
     switch (method) {
-    case SLA_DIST_PART_CONTIGUOUS: return dist_part_contiguous(g, func, part);
-    case SLA_DIST_PART_METIS: return dist_part_metis(g, func, part);
-    case SLA_DIST_PART_PTSCOTCH: return dist_part_scotch(g, func, part);
-    case SLA_DIST_PART_RCB: return dist_part_rcb(g, func, dim, coords, part);
-    case SLA_DIST_PART_HILBERT: return dist_part_hilbert(g, func, dim, coords, part);
+    case SLA_DIST_PART_CONTIGUOUS: return dist_part_contiguous(g, func, nparts, part);
+    case SLA_DIST_PART_METIS: return dist_part_metis(g, func, nparts, part);
+    case SLA_DIST_PART_PTSCOTCH: return dist_part_scotch(g, func, nparts, part);
+    case SLA_DIST_PART_RCB: return dist_part_rcb(g, func, nparts, dim, coords, part);
+    case SLA_DIST_PART_HILBERT: return dist_part_hilbert(g, func, nparts, dim, coords, part);
     }
     return SLA_EINTERNAL;
+}
+
+/* the checks of both entry points (local; the caller agrees) */
+static sla_status check_args(const sla_dist_pattern *P, sla_dist_partitioner method, int dim,
+                             const double *coords, const void *out, const char *out_name)
+{
+    int coord = method == SLA_DIST_PART_RCB || method == SLA_DIST_PART_HILBERT;
+    if (!out) return SLA_FAIL(SLA_EINVAL, "%s is NULL", out_name);
+    if (method < SLA_DIST_PART_CONTIGUOUS || method > SLA_DIST_PART_HILBERT)
+        return SLA_FAIL(SLA_EINVAL, "method = %d is not an sla_dist_partitioner", (int)method);
+    if (coord && (dim < 1 || dim > 3)) return SLA_FAIL(SLA_EINVAL, "dim = %d is not 1, 2 or 3", dim);
+    if (coord && P->rows->n > 0 && !coords) return SLA_FAIL(SLA_EINVAL, "coords is NULL");
+    return SLA_OK;
 }
 
 sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partitioner method, int dim,
@@ -256,14 +269,8 @@ sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partitioner me
 {
     if (out) *out = NULL;
     SLA_CHECK_ARG(P, "P is NULL");
-    sla_status st = SLA_OK;
+    sla_status st = check_args(P, method, dim, coords, out, "out");
     int coord = method == SLA_DIST_PART_RCB || method == SLA_DIST_PART_HILBERT;
-    if (!out) st = SLA_FAIL(SLA_EINVAL, "out is NULL");
-    else if (method < SLA_DIST_PART_CONTIGUOUS || method > SLA_DIST_PART_HILBERT)
-        st = SLA_FAIL(SLA_EINVAL, "method = %d is not an sla_dist_partitioner", (int)method);
-    else if (coord && (dim < 1 || dim > 3))
-        st = SLA_FAIL(SLA_EINVAL, "dim = %d is not 1, 2 or 3", dim);
-    else if (coord && P->rows->n > 0 && !coords) st = SLA_FAIL(SLA_EINVAL, "coords is NULL");
     int64_t same[2] = {method, coord ? dim : 0};
     static const char *const names[2] = {"method", "dim"};
     SLA_TRY(dist_agree_same(P->comm, __func__, st, 2, same, names));
@@ -272,7 +279,7 @@ sla_status sla_dist_partition(const sla_dist_pattern *P, sla_dist_partitioner me
     SLA_TRY(dist_graph_build(P, __func__, &g));
     int *part = sla_malloc((size_t)g.n, sizeof *part, "partition");
     st = dist_agree(P->comm, __func__, part ? SLA_OK : sla_error_attribute(SLA_ENOMEM, __func__));
-    if (st == SLA_OK) st = run_method(&g, __func__, method, dim, coords, part);
+    if (st == SLA_OK) st = run_method(&g, __func__, method, P->rows->size, dim, coords, part);
     if (st == SLA_OK && info) st = dist_part_info(&g, __func__, part, info);
     if (st == SLA_OK)
         st = sla_dist_layout_create_assigned(P->comm, P->rows->N, g.n, P->rows->global, part, out);
@@ -296,4 +303,29 @@ sla_status sla_dist_pattern_info(const sla_dist_pattern *P, sla_dist_partition_i
     sla_free(part);
     dist_graph_free(&g);
     return st;
+}
+
+/* ---- any number of parts (mpi-logdet branch) ---- */
+
+sla_status sla_dist_partition_parts(const sla_dist_pattern *P, sla_dist_partitioner method,
+                                    int nparts, int dim, const double *coords, int *part)
+{
+    SLA_CHECK_ARG(P, "P is NULL");
+    sla_status st = check_args(P, method, dim, coords, P->rows->n > 0 ? (const void *)part
+                                                                       : (const void *)P, "part");
+    if (st == SLA_OK && nparts < 1) st = SLA_FAIL(SLA_EINVAL, "nparts = %d < 1", nparts);
+    int coord = method == SLA_DIST_PART_RCB || method == SLA_DIST_PART_HILBERT;
+    int64_t same[3] = {method, coord ? dim : 0, nparts};
+    static const char *const names[3] = {"method", "dim", "nparts"};
+    SLA_TRY(dist_agree_same(P->comm, __func__, st, 3, same, names));
+    SLA_TRY(check_square(P, __func__));
+    dist_graph g;
+    SLA_TRY(dist_graph_build(P, __func__, &g));
+    int *tmp = sla_malloc((size_t)g.n + 1, sizeof *tmp, "partition");
+    st = dist_agree(P->comm, __func__, tmp ? SLA_OK : sla_error_attribute(SLA_ENOMEM, __func__));
+    if (st == SLA_OK) st = run_method(&g, __func__, method, nparts, dim, coords, tmp);
+    if (st == SLA_OK && g.n > 0) memcpy(part, tmp, (size_t)g.n * sizeof *part);
+    sla_free(tmp);
+    dist_graph_free(&g);
+    return sla_error_attribute(st, __func__);
 }

@@ -24,12 +24,14 @@ void dist_graph_free(dist_graph *g);
 sla_status dist_ghost_ints(const sla_dist_pattern *P, const char *func, const int *owned,
                            int *ghost);
 
-sla_status dist_part_contiguous(const dist_graph *g, const char *func, int *part);
-sla_status dist_part_metis(const dist_graph *g, const char *func, int *part);
-sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part);
-sla_status dist_part_rcb(const dist_graph *g, const char *func, int dim, const double *coords,
-                         int *part);
-sla_status dist_part_hilbert(const dist_graph *g, const char *func, int dim,
+/* Each fills part[i] ∈ [0, nparts) (nparts ≥ 1: the rank count for sla_dist_partition, any
+ * count for sla_dist_partition_parts). */
+sla_status dist_part_contiguous(const dist_graph *g, const char *func, int nparts, int *part);
+sla_status dist_part_metis(const dist_graph *g, const char *func, int nparts, int *part);
+sla_status dist_part_scotch(const dist_graph *g, const char *func, int nparts, int *part);
+sla_status dist_part_rcb(const dist_graph *g, const char *func, int nparts, int dim,
+                         const double *coords, int *part);
+sla_status dist_part_hilbert(const dist_graph *g, const char *func, int nparts, int dim,
                              const double *coords, int *part);
 
 /* The figures of the distribution `part` (see sla_dist_partition_info). Collective. */

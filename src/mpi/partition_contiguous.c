@@ -12,7 +12,7 @@ static int part_of(int64_t c, int64_t W, int p)
     return t < p - 1 ? (int)t : p - 1;
 }
 
-sla_status dist_part_contiguous(const dist_graph *g, const char *func, int *part)
+sla_status dist_part_contiguous(const dist_graph *g, const char *func, int nparts, int *part)
 {
     const sla_dist_layout *L = g->A->rows;
     int64_t lo = dist_block_lo(L->N, L->size, L->rank);
@@ -58,7 +58,7 @@ sla_status dist_part_contiguous(const dist_graph *g, const char *func, int *part
             wb[j] = c;
             c += w;
         }
-        for (int64_t e = 0; e < nb; e++) recv[e] = part_of(wb[recv[2 * e] - lo], sum[1], L->size);
+        for (int64_t e = 0; e < nb; e++) recv[e] = part_of(wb[recv[2 * e] - lo], sum[1], nparts);
         st = dist_xchg_run(&X, L->comm, func, sizeof(int64_t), recv, send, 1);
     }
     for (int64_t i = 0; st == SLA_OK && i < g->n; i++) part[i] = (int)send[i];

@@ -39,11 +39,12 @@ static void rcb_below(const void *arg, int m, const dist_key *mid, int64_t *w)
 /* One level: every interval of parts [p0, p1) with p1 − p0 > 1 splits its rows at the weighted
  * quantile nleft/(p1 − p0) along its longest axis. part[i] holds the row's interval start,
  * plen[p0] its length (the same on every rank). */
-static sla_status rcb_level(const dist_graph *g, const char *func, int dim, const double *x,
-                            int *part, int *plen, int *grp, dist_key *key, int *nsplit)
+static sla_status rcb_level(const dist_graph *g, const char *func, int p, int dim,
+                            const double *x, int *part, int *plen, int *grp, dist_key *key,
+                            int *nsplit)
 {
     const sla_dist_layout *L = g->A->rows;
-    int p = L->size, m = 0;
+    int m = 0;
     int *sid = sla_malloc((size_t)p, sizeof *sid, "RCB groups");
     double *box = sla_malloc((size_t)p * 6, sizeof *box, "RCB boxes");
     int64_t *wt = sla_malloc((size_t)p * 2, sizeof *wt, "RCB weights");
@@ -105,22 +106,22 @@ static sla_status rcb_level(const dist_graph *g, const char *func, int dim, cons
     return st;
 }
 
-sla_status dist_part_rcb(const dist_graph *g, const char *func, int dim, const double *coords,
-                         int *part)
+sla_status dist_part_rcb(const dist_graph *g, const char *func, int nparts, int dim,
+                         const double *coords, int *part)
 {
     const sla_dist_layout *L = g->A->rows;
-    int *plen = sla_calloc((size_t)L->size, sizeof *plen, "RCB intervals");
+    int *plen = sla_calloc((size_t)nparts, sizeof *plen, "RCB intervals");
     int *grp = sla_malloc((size_t)g->n, sizeof *grp, "RCB groups");
     dist_key *key = sla_malloc((size_t)g->n, sizeof *key, "RCB keys");
     sla_status st = plen && grp && key ? check_coords(g, func, dim, coords)
                                        : sla_error_attribute(SLA_ENOMEM, func);
     st = dist_agree(L->comm, func, st);
     if (st == SLA_OK) {
-        plen[0] = L->size;
+        plen[0] = nparts;
         for (int64_t i = 0; i < g->n; i++) part[i] = 0;
     }
     for (int nsplit = 1; st == SLA_OK && nsplit > 0;)
-        st = rcb_level(g, func, dim, coords, part, plen, grp, key, &nsplit);
+        st = rcb_level(g, func, nparts, dim, coords, part, plen, grp, key, &nsplit);
     sla_free(plen);
     sla_free(grp);
     sla_free(key);
@@ -224,11 +225,11 @@ static sla_status hilbert_keys(const dist_graph *g, const char *func, int dim, c
     return SLA_OK;
 }
 
-sla_status dist_part_hilbert(const dist_graph *g, const char *func, int dim,
+sla_status dist_part_hilbert(const dist_graph *g, const char *func, int nparts, int dim,
                              const double *coords, int *part)
 {
     const sla_dist_layout *L = g->A->rows;
-    int p = L->size, bits = 0;
+    int p = nparts, bits = 0;
     hil_row *rows = sla_malloc((size_t)g->n, sizeof *rows, "Hilbert keys");
     dist_key *key = sla_malloc((size_t)g->n, sizeof *key, "Hilbert keys");
     int64_t *cw = sla_malloc((size_t)g->n + 1, sizeof *cw, "Hilbert weights");

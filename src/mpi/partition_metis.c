@@ -65,7 +65,7 @@ static sla_status metis_root(const char *func, int64_t N, int nparts, int64_t nv
     return st;
 }
 
-sla_status dist_part_metis(const dist_graph *g, const char *func, int *part)
+sla_status dist_part_metis(const dist_graph *g, const char *func, int nparts, int *part)
 {
     const sla_dist_layout *L = g->A->rows;
     int size = L->size;
@@ -103,7 +103,7 @@ sla_status dist_part_metis(const dist_graph *g, const char *func, int *part)
     if (st == SLA_OK) st = dist_xchg_run(&XV, L->comm, func, 3 * sizeof(int64_t), verts, rverts, 0);
     if (st == SLA_OK) st = dist_xchg_run(&XE, L->comm, func, sizeof(int64_t), adj, radj, 0);
     if (st == SLA_OK)
-        st = dist_agree(L->comm, func, L->rank == 0 ? metis_root(func, L->N, size,
+        st = dist_agree(L->comm, func, L->rank == 0 ? metis_root(func, L->N, nparts,
                                                                  XV.rdispl[size], rverts, radj,
                                                                  XE.rdispl[size], vparts)
                                                     : SLA_OK);
@@ -122,7 +122,7 @@ sla_status dist_part_metis(const dist_graph *g, const char *func, int *part)
 
 #else
 
-sla_status dist_part_metis(const dist_graph *g, const char *func, int *part)
+sla_status dist_part_metis(const dist_graph *g, const char *func, int nparts, int *part)
 {
     (void)part;
     return dist_agree(g->A->comm, func, sla_error_set(SLA_EUNSUPPORTED, func, "the METIS "

@@ -73,7 +73,7 @@ static sla_status build_arrays(const dist_graph *g, const char *func, SCOTCH_Num
     return st;
 }
 
-sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
+sla_status dist_part_scotch(const dist_graph *g, const char *func, int nparts, int *part)
 {
     const sla_dist_pattern *G = g->G;
     int64_t ne = sla_dist_pattern_nnz(G), big = ne;
@@ -114,7 +114,7 @@ sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
     if (st == SLA_OK) {
         have_strat = SCOTCH_stratInit(&strat) == 0;
         int rc = have_strat ? SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT,
-                                                         G->rows->size, G->rows->size, 0.05)
+                                                         nparts, nparts, 0.05)
                             : 1;
         st = dist_agree(G->comm, func, rc == 0 ? SLA_OK : scotch_error(func, "SCOTCH_stratInit"));
     }
@@ -125,7 +125,7 @@ sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
     }
     if (st == SLA_OK) {
         SCOTCH_contextRandomReset(&ctx);
-        int rc = SCOTCH_dgraphPart(&bound, G->rows->size, &strat, parts);
+        int rc = SCOTCH_dgraphPart(&bound, nparts, &strat, parts);
         st = dist_agree(G->comm, func, rc == 0 ? SLA_OK : scotch_error(func, "SCOTCH_dgraphPart"));
     }
     for (int64_t i = 0; st == SLA_OK && i < g->n; i++) part[i] = (int)parts[i];
@@ -142,7 +142,7 @@ sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
 
 #else
 
-sla_status dist_part_scotch(const dist_graph *g, const char *func, int *part)
+sla_status dist_part_scotch(const dist_graph *g, const char *func, int nparts, int *part)
 {
     (void)part;
     return dist_agree(g->A->comm, func, sla_error_set(SLA_EUNSUPPORTED, func, "the PT-Scotch "

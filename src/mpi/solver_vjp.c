@@ -34,7 +34,8 @@ static sla_status check(const char *func, sla_dist_solver *s, sla_op op, int64_t
     SLA_CHECK_ARG_AS(func, nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
     if (!s->square || s->opt.method == SLA_METHOD_LSQR)
         return sla_error_set(SLA_EUNSUPPORTED, func, "method %s: the distributed VJP is that of "
-                             "a square solve (cg, bicgstab, gmres, minres)",
+                             "a square solve (cg, bicgstab, gmres, minres; lsqr: "
+                             "sla_dist_solver_lstsq_vjp)",
                              sla_method_name(s->opt.method));
     const sla_dist_layout *L = s->pattern->rows;
     size_t es = sla_dtype_size(s->A.dtype);

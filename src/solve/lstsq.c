@@ -59,8 +59,7 @@ static sla_status lstsq_check(const char *func, sla_solver *s, const lstsq_shape
     return SLA_OK;
 }
 
-/* info ← the worst of info and one solve's (residuals scaled by 2^e); iterations add up */
-static void info_merge(sla_solve_info *info, const sla_solve_info *one, int e)
+void sla_solve_info_merge_scaled(sla_solve_info *info, const sla_solve_info *one, int e)
 {
     info->iterations += one->iterations;
     if (!one->converged) info->converged = 0;
@@ -85,11 +84,11 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
     sla_solve_info one;
     sla_status st = sla_solver_run(s, opt, q->nrhs, Gs, C, q->tx, p, &one, want_residual);
     if (st < 0) return st;
-    info_merge(info, &one, e);
+    sla_solve_info_merge_scaled(info, &one, e);
     if (dvalues) {
         st = sla_solver_run(s, op, q->nrhs, C, Lam, q->tb, p, &one, want_residual);
         if (st < 0) return st;
-        info_merge(info, &one, e);
+        sla_solve_info_merge_scaled(info, &one, e);
         sla_matrix A = s->A;
         A.pattern = s->pattern;
         memcpy(R, B, (size_t)q->tb * es);
@@ -112,7 +111,7 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
             pz.atol = ldexp(p->atol, e);         /* x is not scaled: the caller's atol */
             st = sla_solver_run(s, opt, q->nrhs, X, Z, q->tx, &pz, &one, want_residual);
             if (st < 0) return st;
-            info_merge(info, &one, 0);
+            sla_solve_info_merge_scaled(info, &one, 0);
             sla_pattern_outer_run(s->pattern, s->dtype, s->batch, scale, n ? Z : W, 1,
                                   n ? W : Z, 1, q->nrhs, 0, dvalues);
         }

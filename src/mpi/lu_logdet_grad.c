@@ -1,0 +1,190 @@
+/* Gradient of the distributed log-determinant: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] on the
+ * pattern, by gathering A to rank 0 and running libsla's serial sparse inverse subset there
+ * (sla_solver_logdet_grad with UMFPACK LU: Takahashi/Erisman–Tinney on the factors,
+ * src/direct/selinv_lu.c), then scattering the gradient back to the owners of the slots.
+ *
+ * Why gathered and not distributed: the entries of A⁻¹ on the transposed pattern need the
+ * factors' closed structure (every (i, j) of L + U reachable in the elimination tree); a
+ * distributed selected inversion over SuperLU_DIST's supernodal 2D block layout (PSelInv,
+ * Jacourt, Lin & Yang 2014) is a project of its own. This path is exact (the serial code's
+ * accuracy) and bounded by rank 0's memory: global nnz ≤ 2^31 − 1 (MPI counts, else
+ * SLA_EUNSUPPORTED), and the serial LU with its selected-inverse closure must fit rank 0 (else
+ * UMFPACK's or our allocation failure, SLA_ENOMEM on every rank). */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/kernels.h"
+#include "mpi/lu.h"
+#include "sla/mpi_config.h"
+#include "sla/solver.h"
+
+static const char *const FUNC = "sla_dist_lu_logdet_grad";
+
+#if SLA_HAVE_SUPERLU_DIST
+
+/* this rank's side of the gather: counts and displacements (root), the global COO of its
+ * slots, the values of one batch element in double */
+typedef struct lg_work {
+    int rank, size;
+    int *cnt, *dsp;             /* [size] (every rank: cheap and keeps the code uniform) */
+    int64_t total;              /* global nnz */
+    int64_t *row, *col;         /* [m] this rank's slots */
+    double *buf;                /* [m] */
+    int64_t *grow, *gcol;       /* [total] root */
+    double *gval, *ggrad;       /* [batch][total] root, COO (= gathered) order */
+} lg_work;
+
+static void lg_free(lg_work *w)
+{
+    void *p[] = {w->cnt, w->dsp, w->row, w->col, w->buf, w->grow, w->gcol, w->gval, w->ggrad};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) sla_free(p[i]);
+}
+
+/* counts of every rank, the size limits, the buffers; agreed */
+static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
+{
+    MPI_Comm_rank(comm, &w->rank);
+    MPI_Comm_size(comm, &w->size);
+    int64_t m = sla_dist_pattern_nnz(v->P), *all = sla_malloc((size_t)w->size, sizeof *all, "counts");
+    w->cnt = sla_malloc((size_t)w->size, sizeof *w->cnt, "counts");
+    w->dsp = sla_malloc((size_t)w->size, sizeof *w->dsp, "displacements");
+    w->row = sla_malloc((size_t)m + 1, sizeof *w->row, "rows");
+    w->col = sla_malloc((size_t)m + 1, sizeof *w->col, "columns");
+    w->buf = sla_malloc((size_t)m + 1, sizeof *w->buf, "values");
+    sla_status st = all && w->cnt && w->dsp && w->row && w->col && w->buf ? SLA_OK : SLA_ENOMEM;
+    st = dist_agree(comm, FUNC, st);
+    if (st != SLA_OK) { sla_free(all); return st; }
+    int rc = MPI_Allgather(&m, 1, MPI_INT64_T, all, 1, MPI_INT64_T, comm);
+    if (rc != MPI_SUCCESS) st = dist_mpi_error(FUNC, "MPI_Allgather", rc);
+    w->total = 0;
+    for (int r = 0; st == SLA_OK && r < w->size; r++) w->total += all[r];
+    int64_t N = sla_dist_layout_size(v->P->rows);
+    if (st == SLA_OK && (w->total > INT_MAX || N > INT32_MAX))     /* the same on every rank */
+        st = sla_error_set(SLA_EUNSUPPORTED, FUNC, "the gradient gathers A on rank 0: %lld "
+                           "entries, %lld rows exceed its limit of 2^31 - 1",
+                           (long long)w->total, (long long)N);
+    for (int r = 0, off = 0; st == SLA_OK && r < w->size; r++) {
+        w->cnt[r] = (int)all[r];
+        w->dsp[r] = off;
+        off += (int)all[r];
+    }
+    sla_free(all);
+    if (st != SLA_OK) return st;
+    if (w->rank == 0) {
+        size_t t = (size_t)w->total + 1, tb = (size_t)(w->total * v->batch) + 1;
+        w->grow = sla_malloc(t, sizeof *w->grow, "gathered rows");
+        w->gcol = sla_malloc(t, sizeof *w->gcol, "gathered columns");
+        w->gval = sla_malloc(tb, sizeof *w->gval, "gathered values");
+        w->ggrad = sla_malloc(tb, sizeof *w->ggrad, "gathered gradient");
+        if (!w->grow || !w->gcol || !w->gval || !w->ggrad) st = SLA_ENOMEM;
+    }
+    if (st == SLA_OK) st = sla_dist_pattern_global_coo(v->P, w->row, w->col);
+    return dist_agree(comm, FUNC, st);
+}
+
+/* rows, columns and every batch element's values (as double) to rank 0 */
+static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
+{
+    int m = w->cnt[w->rank];
+    int rc = MPI_Gatherv(w->row, m, MPI_INT64_T, w->grow, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gatherv(w->col, m, MPI_INT64_T, w->gcol, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
+    for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
+        for (int s = 0; s < m; s++)
+            w->buf[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
+                                                : ((const double *)v->values)[b * m + s];
+        rc = MPI_Gatherv(w->buf, m, MPI_DOUBLE, w->gval ? w->gval + b * w->total : NULL, w->cnt,
+                         w->dsp, MPI_DOUBLE, 0, comm);
+    }
+    return dist_agree(comm, FUNC, rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(FUNC, "MPI_Gatherv", rc));
+}
+
+/* on rank 0: the serial gradient of log|det A_b| (weights 1) of the gathered batch, into ggrad
+ * in the gathered order */
+static sla_status lg_serial(lg_work *w, const dist_lu_view *v)
+{
+    int64_t N = sla_dist_layout_size(v->P->rows);
+    sla_pattern *p = NULL;
+    sla_solver *s = NULL;
+    double *csr = NULL, *dcsr = NULL;
+    sla_status st = sla_pattern_from_coo(N, N, w->total, w->grow, w->gcol, &p);
+    if (st == SLA_OK) {
+        size_t nb = (size_t)(sla_pattern_nnz(p) * v->batch) + 1;
+        csr = sla_malloc(nb, sizeof *csr, "CSR values");
+        dcsr = sla_malloc(nb, sizeof *dcsr, "CSR gradient");
+        st = csr && dcsr ? SLA_OK : SLA_ENOMEM;
+    }
+    if (st == SLA_OK) st = sla_values_gather(p, SLA_FLOAT64, v->batch, w->gval, csr);
+    if (st == SLA_OK) {
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, v->batch, csr);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = SLA_METHOD_LU;
+        o.need_determinant = 1;
+        st = sla_solver_create(&A, &o, &s);
+    }
+    if (st == SLA_OK) st = sla_solver_logdet_grad(s, NULL, dcsr);
+    if (st == SLA_OK) st = sla_values_scatter(p, SLA_FLOAT64, v->batch, dcsr, w->ggrad);
+    sla_solver_free(&s);
+    sla_pattern_free(&p);
+    sla_free(csr);
+    sla_free(dcsr);
+    return st;
+}
+
+/* the gradient back to the owners of the slots, times this rank's weights g, in A's dtype */
+static sla_status lg_scatter(lg_work *w, const dist_lu_view *v, MPI_Comm comm, const double *g,
+                             void *dvalues)
+{
+    int m = w->cnt[w->rank], rc = MPI_SUCCESS;
+    for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
+        rc = MPI_Scatterv(w->ggrad ? w->ggrad + b * w->total : NULL, w->cnt, w->dsp, MPI_DOUBLE,
+                          w->buf, m, MPI_DOUBLE, 0, comm);
+        double gb = g ? g[b] : 1;
+        for (int s = 0; rc == MPI_SUCCESS && s < m; s++) {
+            if (v->dtype == SLA_FLOAT32) ((float *)dvalues)[b * m + s] = (float)(gb * w->buf[s]);
+            else ((double *)dvalues)[b * m + s] = gb * w->buf[s];
+        }
+    }
+    return dist_agree(comm, FUNC, rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(FUNC, "MPI_Scatterv", rc));
+}
+
+sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues)
+{
+    SLA_CHECK_ARG(F, "F is NULL");
+    dist_lu_view v = dist_lu_parts(F);
+    MPI_Comm comm = v.P->comm;
+    int64_t m = sla_dist_pattern_nnz(v.P);
+    sla_status st = SLA_OK;
+    if (!dvalues && m > 0) st = sla_error_set(SLA_EINVAL, FUNC, "dvalues is NULL");
+    for (int64_t b = 0; st == SLA_OK && g && b < v.batch; b++)
+        if (!isfinite(g[b])) st = sla_error_set(SLA_ENONFINITE, FUNC, "g[%lld] is not finite",
+                                                (long long)b);
+    SLA_TRY(dist_agree(comm, FUNC, st));
+    /* the factorization's singularity rule first, so that logdet's (0, −inf) and this refusal
+     * always go together; rcond is the same on every rank */
+    for (int64_t b = 0; b < v.batch; b++)
+        if (!(v.rcond[b] >= SLA_RCOND_SINGULAR))
+            return sla_error_set(SLA_ESINGULAR, FUNC, "A[%lld] is numerically singular (rcond "
+                                 "%.3g < %.3g): log|det A| has no gradient there",
+                                 (long long)b, v.rcond[b], SLA_RCOND_SINGULAR);
+    lg_work w;
+    memset(&w, 0, sizeof w);
+    st = lg_setup(&w, &v, comm);
+    if (st == SLA_OK) st = lg_gather(&w, &v, comm);
+    if (st == SLA_OK) st = dist_agree(comm, FUNC, w.rank == 0 ? lg_serial(&w, &v) : SLA_OK);
+    if (st == SLA_OK) st = lg_scatter(&w, &v, comm, g, dvalues);
+    lg_free(&w);
+    return st;
+}
+
+#else
+
+sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues)
+{
+    (void)F; (void)g; (void)dvalues;
+    return sla_error_set(SLA_EUNSUPPORTED, FUNC, "libsla_mpi was built without SuperLU_DIST");
+}
+
+#endif
