@@ -689,7 +689,8 @@ SLA_API sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k,
  *  with w_i = (A − λ_i M)⁺ g_i: its part inside the block explicit (Σ_{j≠i} v_j v_jᵀg_i /
  *  (λ_j − λ_i), sla_eig_vjp_in_block: the serial code), the rest Q (A − λ_i M)⁻¹ Qᵀ g_i
  *  (Q = I − V VᵀM) by MINRES (libsla's, through sla_krylov_run on the distributed space) on the
- *  symmetric projected operator Qᵀ(A − λ_i M)Q, to relative residual 1e-13; each pattern
+ *  symmetric projected operator Qᵀ(A − λ_i M)Q, to relative residual 1e-13 within
+ *  min(10·N + 100, 100000) iterations; each pattern
  *  outer product is local with the ghost values of V (one forward halo exchange). Only
  *  eigenvectors with a nonzero cotangent cost a solve; each MINRES iteration is 2 SpMVs
  *  (3 with M) and ~7 reductions of ≤ k values.

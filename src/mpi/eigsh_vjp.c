@@ -39,6 +39,7 @@
 /* MINRES's target: the unit right-hand side to 1e-13 (the serial direct solve is exact to
  * rounding, and the gradients must agree to 1e-10) */
 #define SOLVE_RTOL 1e-13
+#define MAXITER_CAP 100000
 
 /* The data of one batch element. */
 typedef struct elem {
@@ -179,8 +180,9 @@ static sla_status out_of_block(proj_op *p, int64_t b, double *W, sla_status *war
     sla_krylov_params kp;
     memset(&kp, 0, sizeof kp);
     kp.rtol = SOLVE_RTOL;
-    /* exact arithmetic needs N − k + 1 steps; rounding (Lanczos' lost orthogonality) more */
-    kp.maxiter = 10 * e->N + 100;
+    /* exact arithmetic needs N − k + 1 steps, rounding (Lanczos' lost orthogonality) more; the
+     * cap bounds what a tie with an uncomputed eigenvalue (a solve that cannot converge) costs */
+    kp.maxiter = e->N < MAXITER_CAP / 10 ? 10 * e->N + 100 : MAXITER_CAP;
     kp.monitor_every = 1;
     kp.batch_index = b;
     for (int64_t i = 0; i < k && st == SLA_OK; i++) {
