@@ -147,8 +147,8 @@ static sla_status tie_error(const elem *e, int64_t i, int64_t b, double rho)
                          "‖(A − λ_%lld %s)z‖/‖%sz‖ = %.3g ≤ %.3g, and the loss depends on it): the "
                          "loss depends on the choice of basis of the eigenspace; compute the "
                          "whole eigenspace (a larger k) or use a loss of the eigenvalues only",
-                         (long long)i, e->lam[i], (long long)b, (long long)e->k, (long long)i, e->has_M ? "M" : "I", e->has_M ? "M" : "", rho,
-                         e->tie * e->scale);
+                         (long long)i, e->lam[i], (long long)b, (long long)e->k, (long long)i,
+                         e->has_M ? "M" : "I", e->has_M ? "M" : "", rho, e->tie * e->scale);
 }
 
 /* y = Q x: the solve's solution taken into the complement, and the tie test on it. M y is
