@@ -529,6 +529,33 @@ SLA_API sla_status sla_lobpcg_run(const sla_lobpcg_problem *pb, int largest, int
                                   int64_t block, int64_t maxiter, double tol, double *lambda,
                                   double *X, int64_t *nconv, int64_t *stats);
 
+/* ============================================================================================
+ * The eigenvector VJP's tie rule (distributed eigensolvers)
+ * ============================================================================================ */
+
+/** The tie bound of sla_eigsh_vjp and sla_eigsh_generalized_vjp: two eigenvalues closer than
+ *  this × the scale (‖A‖₁; max |λ| of the block with M) are one repeated eigenvalue
+ *  (1e-8 for float64 eigenpairs, 1e-5 for float32). */
+SLA_API double sla_eig_vjp_tie(sla_dtype dtype);
+
+/** The in-block part of w_i = (A − λ_i M)⁺ g_i for every i of one batch element, with the
+ *  refusal of a loss that depends on the basis of a repeated eigenvalue inside the block: the
+ *  rule of sla_eigsh_vjp (src/eig/vjp.c) on this process's n rows.
+ *    W[r][i] += Σ_{j ≠ i, λ_j ≠ λ_i} V[r][j]·(v_jᵀg_i)/(λ_j − λ_i)     (row-major n × k),
+ *  skipping the i with gnorm[i] = 0. A pair with |λ_j − λ_i| ≤ tie·scale is a tie: allowed
+ *  only when |v_jᵀg_i − v_iᵀg_j| ≤ tie·(‖g_i‖ + ‖g_j‖) (the loss does not see the basis).
+ *  @param[in] api    the public function named in the message.
+ *  @param[in] lam    [k] eigenvalues; V [n][k] this process's rows of the eigenvectors.
+ *  @param[in] VtG    [k·k], VtG[j + i·k] = v_jᵀg_i over ALL rows (reduced by the caller).
+ *  @param[in] gnorm  [k] ‖g_i‖₂ over all rows.
+ *  @param[in] batch  the batch element, for the message.
+ *  @return SLA_OK; SLA_EINVAL naming the pair (the same on every process: it reads reduced
+ *          values only). Local. */
+SLA_API sla_status sla_eig_vjp_in_block(const char *api, const double *lam, const double *V,
+                                        const double *VtG, int64_t n, int64_t k, double scale,
+                                        double tie, const double *gnorm, int64_t batch,
+                                        double *W);
+
 #ifdef __cplusplus
 }
 #endif

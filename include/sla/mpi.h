@@ -738,23 +738,40 @@ SLA_API sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k,
                                   const sla_dist_eigsh_options *opt, void *eigenvalues,
                                   void *eigenvectors, sla_eigsh_info *info);
 
-/** Eigenvalue VJP of (Λ, V) = sla_dist_eigsh(A[, M]) (Hellmann–Feynman, as sla_eigsh_vjp and
- *  sla_eigsh_generalized_vjp with g_eigenvectors = NULL). Collective.
- *    dA[b][s] = Σ_i gλ[b][i]·v_i[r_s]·v_i[c_s]                   on this rank's slots of A,
- *    dM[b][t] = −Σ_i gλ[b][i]·λ_i·v_i[r_t]·v_i[c_t]              on M's (a batch-1 M: the sum
- *                                                                over A's batch in dM[0]),
- *  by the pattern outer product with the ghost values of V (one forward halo exchange,
- *  sla_dist_spmv_vjp). Each stored entry is an independent variable; sla_dist_values_scatter()
- *  takes the slots to the callers' COO order.
+/** VJP of (Λ, V) = sla_dist_eigsh(A[, M]): the math and the tie rule of sla_eigsh_vjp and
+ *  sla_eigsh_generalized_vjp (src/eig/vjp.c), on this rank's rows. Collective.
+ *    dA[b][s] = Σ_i gλ_i·v_i[r_s]·v_i[c_s] − Σ_i w_i[r_s]·v_i[c_s]          on A's slots,
+ *    dM[b][t] = −Σ_i (gλ_i·λ_i + ½ g_iᵀv_i)·v_i[r_t]·v_i[c_t] + Σ_i λ_i·w_i[r_t]·v_i[c_t]
+ *                                                          on M's (a batch-1 M: summed over
+ *                                                          A's batch in dM[0]),
+ *  with w_i = (A − λ_i M)⁺ g_i: its part inside the block explicit (Σ_{j≠i} v_j v_jᵀg_i /
+ *  (λ_j − λ_i), sla_eig_vjp_in_block: the serial code), the rest Q (A − λ_i M)⁻¹ Qᵀ g_i
+ *  (Q = I − V VᵀM) by MINRES (libsla's, through sla_krylov_run on the distributed space) on the
+ *  symmetric projected operator Qᵀ(A − λ_i M)Q, to relative residual 1e-13 within
+ *  min(10·N + 100, 100000) iterations; each pattern
+ *  outer product is local with the ghost values of V (one forward halo exchange). Only
+ *  eigenvectors with a nonzero cotangent cost a solve; each MINRES iteration is 2 SpMVs
+ *  (3 with M) and ~7 reductions of ≤ k values.
+ *  Ties: a loss that depends on the basis of a repeated eigenvalue is refused (SLA_EINVAL,
+ *  naming the eigenvalue): inside the block by the serial rule (|λ_i − λ_j| ≤ 1e-8·scale with
+ *  v_jᵀg_i ≠ v_iᵀg_j; scale ‖A‖₁, with M max|λ|); with an uncomputed eigenvalue when the
+ *  projected solve for an eigenvalue at an end of the block does not converge (the system is
+ *  then inconsistent) or its solution shows a near-null vector (‖(A − λ_i M)y‖/‖My‖ ≤
+ *  1e-8·scale). Accuracy: the serial VJP's direct solve is exact for eigenpairs to working
+ *  accuracy only; for eigenpairs from a tolerance of 1e-12 the two may differ by ~1e-8 (this
+ *  one does not amplify the eigenpairs' residual), from 1e-14 by ≤ 1e-11.
+ *  Each stored entry is an independent variable; sla_dist_values_scatter() takes the slots to
+ *  the callers' COO order.
  *  @param[in] M              NULL for the standard problem.
  *  @param[in] eigenvalues    [batch][k], eigenvectors [batch][n_local][k]: sla_dist_eigsh's.
- *  @param[in] g_eigenvalues  [batch][k] or NULL (zero gradients).
- *  @param[in] g_eigenvectors must be NULL: the eigenvector term needs solves with A − λ_i I
- *                            projected off the block, not provided (SLA_EUNSUPPORTED).
+ *  @param[in] g_eigenvalues  [batch][k] or NULL.
+ *  @param[in] g_eigenvectors [batch][n_local][k] or NULL (the same on every rank: NULL or not).
  *  @param[out] dA            [batch][nnz_local(A)], dM [batch of M][nnz_local(M)], double,
  *                            overwritten; either may be NULL.
- *  @return SLA_OK; SLA_EINVAL; SLA_EDTYPE; SLA_ESHAPE; SLA_EUNSUPPORTED (g_eigenvectors);
- *          SLA_ENOMEM; SLA_EBACKEND. The same status on every rank. */
+ *  @return SLA_OK; SLA_NOT_CONVERGED (warning: a projected solve for an eigenvalue inside the
+ *          block stopped short; the gradient from its best iterate); SLA_EINVAL (arguments,
+ *          ties); SLA_EDTYPE; SLA_ESHAPE; SLA_ENONFINITE (g_eigenvectors or eigenvectors,
+ *          naming rank and entry); SLA_ENOMEM; SLA_EBACKEND. The same status on every rank. */
 SLA_API sla_status sla_dist_eigsh_vjp(const sla_dist_matrix *A, const sla_dist_matrix *M,
                                       int64_t k, const void *eigenvalues,
                                       const void *eigenvectors, const void *g_eigenvalues,

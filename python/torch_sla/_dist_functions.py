@@ -8,15 +8,13 @@ off-diagonal block); dense local blocks are [n_local, k] (shared by the batch) o
 [B, n_local, k].
 """
 import ctypes
-import warnings
 
 import torch
 from torch.autograd import Function
 
-from ._capi import SLA_NOT_CONVERGED, SLA_OP_N, SLA_OP_T, EigshInfoC, check
-from .errors import ConvergenceWarning
+from ._capi import SLA_OP_N, SLA_OP_T, check
 from ._functions import DTYPE_CODE, differentiable, other, unavailable
-from ._mpi_capi import DistEigshOptionsC, DistMatrixC, mlib
+from ._mpi_capi import DistMatrixC, mlib
 
 
 def dist_view(pattern, values):
@@ -435,62 +433,3 @@ def dist_lu_logdet(pattern, values):
 __all__ = ["DistSolve", "DistSolverObject", "DistGather", "DistScatterValues", "DistSpMV",
            "AllGatherRows", "AllGatherSlots", "allsum", "vec_scatter_root", "vec_gather_root",
            "dist_view", "SLA_OP_N", "SLA_OP_T"]
-
-
-# ------------------------------------------------------------------------------------------------
-# eigsh (LOBPCG, sla_dist_eigsh)
-# ------------------------------------------------------------------------------------------------
-class DistEigsh(Function):
-    """(Λ [B, k], V [B, n_local, k]) = the k smallest (which SA) or largest (LA) eigenpairs of
-    every matrix of the batch, by libsla_mpi's LOBPCG. Backward (sla_dist_eigsh_vjp): the
-    eigenvalue gradient v_i[r_s]·v_i[c_s] on this rank's slots (one halo exchange). A loss on
-    the eigenvectors raises on every rank (agreed): their VJP needs solves with A − λI that
-    libsla_mpi does not provide. `need`: values gradient wanted on some rank (agreed)."""
-
-    @staticmethod
-    def forward(ctx, values, pattern, comm, k, which, tol, maxiter, need):
-        values = values.contiguous()
-        B = values.shape[0]
-        lam = values.new_empty(B, k)
-        V = values.new_empty(B, pattern.m_local, k)
-        opt = DistEigshOptionsC()
-        mlib.sla_dist_eigsh_options_init(ctypes.byref(opt))
-        opt.which = which
-        opt.tol = float(tol)
-        if maxiter is not None:
-            opt.maxiter = int(maxiter)
-        A = dist_view(pattern, values)
-        vb = V if V.numel() else V.new_zeros(1)
-        info = EigshInfoC()
-        st = check(mlib.sla_dist_eigsh(ctypes.byref(A), k, ctypes.byref(opt), lam.data_ptr(),
-                                       vb.data_ptr(), ctypes.byref(info)))
-        if st == SLA_NOT_CONVERGED:         # agreed: every rank warns alike
-            warnings.warn(f"DSparseTensor.eigsh did not converge: {info.converged} of {k} pairs, "
-                          f"max residual {info.max_residual:.3e} after {info.iterations} "
-                          f"iterations", ConvergenceWarning, stacklevel=3)
-        ctx.pattern, ctx.comm, ctx.k, ctx.need = pattern, comm, k, need
-        ctx.save_for_backward(values, lam, V)
-        return lam, V
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, glam, gV):
-        values, lam, V = ctx.saved_tensors
-        from mpi4py import MPI
-        on_vectors = gV is not None and gV.numel() > 0 and bool(gV.abs().max() > 0)
-        if ctx.comm.allreduce(int(on_vectors), op=MPI.MAX):
-            raise NotImplementedError(
-                "DSparseTensor.eigsh: the gradient of a loss on the eigenvectors is not "
-                "available (it needs solves with A − λI, which libsla_mpi does not provide); "
-                "losses on the eigenvalues are differentiable")
-        if not ctx.need:
-            return (None,) * 8
-        glam = (glam if glam is not None else torch.zeros_like(lam)).contiguous()
-        dv = torch.empty_like(values)
-        A = dist_view(ctx.pattern, values)
-        vb = V if V.numel() else V.new_zeros(1)
-        db = dv if dv.numel() else dv.new_zeros(1)
-        check(mlib.sla_dist_eigsh_vjp(ctypes.byref(A), None, ctx.k, lam.data_ptr(),
-                                      vb.data_ptr(), glam.data_ptr(), None, db.data_ptr(),
-                                      None))
-        return _only(dv, ctx, 0), None, None, None, None, None, None, None

@@ -1001,16 +1001,25 @@ class DSparseTensor:
         (sla_dist_eigsh): which "SA" (smallest algebraic, default) or "LA" (largest); LM/SM
         are not available distributed (ValueError: for an SPD matrix LA is LM). Returns
         eigenvalues [*batch, k] (ascending, the same on every rank) and this rank's rows of the
-        eigenvectors [*batch, m_local, k] (sign convention of the serial eigsh). Differentiable
-        in the values through the eigenvalues (Hellmann–Feynman, one halo exchange); a loss on
-        the eigenvectors raises on every rank in backward. M (generalized problems) is not
-        bound from Python yet (NotImplementedError). Collective."""
+        eigenvectors [*batch, m_local, k] (sign convention of the serial eigsh).
+
+        M : optional DSparseTensor, the SPD mass matrix of the generalized problem
+            A v = λ M v, on the same row partition as this matrix (each rank owning the same
+            rows: e.g. DSparseTensor.from_sparse_local(..., owned_rows=D.owned_rows)), float64,
+            no batch or this batch shape. Eigenvectors are then M-orthonormal.
+
+        Differentiable with respect to the values of A (and of M) through eigenvalues
+        (Hellmann–Feynman) and eigenvectors (sla_dist_eigsh_vjp: projected solves with
+        A − λ_i M on the complement of the k eigenvectors, by distributed MINRES), as the serial
+        SparseTensor.eigsh. A loss on the eigenvectors must not depend on their sign or, for a
+        repeated eigenvalue, on the basis of its eigenspace: a loss that does (including one on
+        an eigenvalue tied with one not among the k computed) raises ValueError on every rank.
+        The eigenvalues are replicated: a loss on them must be the same on every rank (it counts
+        once); the eigenvector rows are this rank's, so their losses add up over the ranks.
+        Collective."""
         what = "DSparseTensor.eigsh"
         if not mlib.has("sla_dist_eigsh"):
             raise NotImplementedError(_missing(what, "sla_dist_eigsh in the loaded libsla_mpi"))
-        if M is not None:
-            raise NotImplementedError(_missing(what, "the generalized problem (M) from Python; "
-                                               "libsla_mpi's sla_dist_eigsh has it"))
         codes = {"LA": 2, "SA": 3}
 
         def check_local():
@@ -1019,10 +1028,31 @@ class DSparseTensor:
                                  f"'SA' and 'LA' (for an SPD matrix 'LA' is 'LM')")
             if self._values.dtype != torch.float64:
                 raise TypeError(f"{what}: float64 values only, got {self._values.dtype}")
+            if M is None:
+                return
+            if not isinstance(M, DSparseTensor):
+                raise TypeError(f"{what}: M must be a DSparseTensor (on this matrix's row "
+                                f"partition), got {type(M).__name__}")
+            if tuple(M.shape) != tuple(self.shape[-2:]) and tuple(M.shape) != tuple(self.shape):
+                raise ValueError(f"{what}: M has shape {tuple(M.shape)}, A {tuple(self.shape)}")
+            if M._values.dtype != torch.float64:
+                raise TypeError(f"{what}: M: float64 values only, got {M._values.dtype}")
+            if M._batch_shape not in ((), self._batch_shape):
+                raise ValueError(f"{what}: M has batch shape {M._batch_shape}: none or A's "
+                                 f"{self._batch_shape}")
+            if not torch.equal(M._pattern.row_owned, self._pattern.row_owned):
+                raise ValueError(f"{what}: M's rows are partitioned unlike A's (rank "
+                                 f"{self.comm.Get_rank()} owns other rows of M): build M on the "
+                                 f"same partition")
 
-        _, need = _run_agreed(self.comm, what, check_local, flags=(self._values.requires_grad,))
-        lam, V = DF.DistEigsh.apply(self._values, self._pattern, self.comm, int(k),
-                                    codes[which], tol, maxiter, bool(need[0]))
+        from ._dist_eigsh import DistEigsh
+        mreq = M is not None and M._values.requires_grad
+        _, need = _run_agreed(self.comm, what, check_local,
+                              flags=(self._values.requires_grad, mreq))
+        lam, V = DistEigsh.apply(self._values, M._values if M is not None else None,
+                                 self._pattern, M._pattern if M is not None else None, self.comm,
+                                 int(k), codes[which], tol, maxiter,
+                                 (bool(need[0]), bool(need[1])))
         lam = lam.reshape(self._batch_shape + (int(k),))
         V = V.reshape(self._batch_shape + tuple(V.shape[1:]))
         return (lam, V) if return_eigenvectors else lam

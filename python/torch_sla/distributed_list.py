@@ -120,8 +120,22 @@ class DSparseTensorList:
     def det(self, **kwargs):
         return [A.det(**kwargs) for A in self.local]
 
-    def eigsh(self, k=6, **kwargs):
-        return [A.eigsh(k, **kwargs) for A in self.local]
+    def eigsh(self, k=6, M=None, **kwargs):
+        """[A_i.eigsh(k, M=M_i, **kwargs) for the owned items]: serial libsla per item, so
+        differentiable through eigenvalues and eigenvectors (SparseTensor.eigsh). M: None, a
+        list of mass matrices (SparseTensors or None; aligned with .local or all n items) or a
+        DSparseTensorList with the same owners. Local."""
+        if M is None:
+            ms = [None] * len(self.local)
+        elif isinstance(M, DSparseTensorList):
+            if M.owner != self.owner:
+                raise ValueError("DSparseTensorList.eigsh: M's items are owned by other ranks "
+                                 "than A's: partition both lists alike (from_local, or "
+                                 "partition of lists with the same nnz)")
+            ms = M.local
+        else:
+            ms = self._aligned(M, "eigsh")
+        return [A.eigsh(k, M=m, **kwargs) for A, m in zip(self.local, ms)]
 
     def is_symmetric(self, **kwargs):
         return [A.is_symmetric(**kwargs) for A in self.local]

@@ -43,11 +43,17 @@ static sla_status factor(const eig_problem *P, eig_shifted *S, const double *shi
     return st;
 }
 
-/* The in-block part of w_i for every i of batch element b, with the degeneracy check.
+/* The in-block part of w_i for every i of batch element b, with the degeneracy check
+ * (sla/backend.h: libsla_mpi's distributed VJP runs this same rule on its rows).
  * M = VᵀG (k × k, M[j + i·k] = v_jᵀ g_i). W row-major n × k. */
-static sla_status in_block(const char *api, const double *lam, const double *V, const double *M,
-                           int64_t n, int64_t k, double normA, double tie, const double *gnorm,
-                           int64_t b, double *W)
+double sla_eig_vjp_tie(sla_dtype dtype)
+{
+    return dtype == SLA_FLOAT32 ? SLA_EIG_DEGENERATE_F32 : SLA_EIG_DEGENERATE;
+}
+
+sla_status sla_eig_vjp_in_block(const char *api, const double *lam, const double *V,
+                                const double *M, int64_t n, int64_t k, double normA, double tie,
+                                const double *gnorm, int64_t b, double *W)
 {
     for (int64_t i = 0; i < k; i++) {
         if (gnorm[i] == 0) continue;
@@ -227,7 +233,7 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
         st = sla_pattern_outer_add(P->p, SLA_FLOAT64, batch, 1.0, U, 1, V, 1, k, dval);
     }
     const char *api = P->has_M ? "sla_eigsh_generalized_vjp" : "sla_eigsh_vjp";
-    double tie = dt == SLA_FLOAT32 ? SLA_EIG_DEGENERATE_F32 : SLA_EIG_DEGENERATE;
+    double tie = sla_eig_vjp_tie(dt);
     if (st == SLA_OK && G) {
         memset(U, 0, sizeof(double) * (size_t)nk);      /* U becomes W */
         for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
@@ -248,8 +254,8 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
                 if (scale == 0 && P->normM[b] > 0) scale = P->norm1[b] / P->normM[b];
             }
             tscale[b] = scale;
-            st = in_block(api, lam + b * k, Vb, M, n, k, scale, tie, gnorm + b * k, b,
-                          U + b * n * k);
+            st = sla_eig_vjp_in_block(api, lam + b * k, Vb, M, n, k, scale, tie, gnorm + b * k,
+                                      b, U + b * n * k);
         }
         const eig_vjp_block B = {P, api, k, lam, V, MV, G, gnorm, tscale, tie};
         if (st == SLA_OK) st = out_of_block(&B, U);

@@ -1,4 +1,4 @@
-/* Distributed eigsh (sla_dist_eigsh) and its eigenvalue VJP (sla_dist_eigsh_vjp).
+/* Distributed eigsh (sla_dist_eigsh; its VJP is eigsh_vjp.c).
  *
  * The method is libsla's own LOBPCG (src/eig/lobpcg.c) through sla_lobpcg_run: its blocks
  * hold this rank's rows, its Gram products and norms are reduced by the distributed space's
@@ -6,19 +6,15 @@
  * same small eigenproblems and takes the same branches), A·X and M·X are distributed SpMVs
  * with k columns (one halo exchange each), and the start block is the serial one restricted
  * to the owned rows (global indices). After it: the true residuals, Rayleigh quotients,
- * ascending order and sign convention of sla_eigsh, on distributed vectors.
- * The VJP's eigenvalue part is the pattern outer product ∂λ_i/∂a_s = v_i[r_s]·v_i[c_s]
- * (generalized: ∂λ_i/∂m_t = −λ_i·v_i[r_t]·v_i[c_t]), local with ghost values of V from one
- * forward halo exchange (sla_dist_spmv_vjp). */
+ * ascending order and sign convention of sla_eigsh, on distributed vectors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/dsolver.h"
+#include "mpi/deig.h"
 
 #define FUNC "sla_dist_eigsh"
-#define VJP "sla_dist_eigsh_vjp"
 
 void sla_dist_eigsh_options_init(sla_dist_eigsh_options *o)
 {
@@ -80,7 +76,7 @@ static sla_status block_jacobi(void *ctx, int64_t b, int64_t n, int64_t m, const
 
 /* ---- checks ---- */
 
-static sla_status check_matrix(const char *func, const sla_dist_matrix *A, const char *name)
+sla_status dist_eig_check_matrix(const char *func, const sla_dist_matrix *A, const char *name)
 {
     if (!A || !A->pattern)
         return sla_error_set(SLA_EINVAL, func, "%s is NULL or has no pattern", name);
@@ -117,8 +113,8 @@ static sla_status check_layouts(const char *func, const sla_dist_matrix *A, cons
 static sla_status check_all(const sla_dist_matrix *A, const sla_dist_matrix *M, int64_t k,
                             const sla_dist_eigsh_options *o, MPI_Comm comm)
 {
-    sla_status st = check_matrix(FUNC, A, "A");
-    if (st == SLA_OK && M) st = check_matrix(FUNC, M, "options.M");
+    sla_status st = dist_eig_check_matrix(FUNC, A, "A");
+    if (st == SLA_OK && M) st = dist_eig_check_matrix(FUNC, M, "options.M");
     if (st == SLA_OK && (k < 1 || k > A->pattern->rows->N))
         st = sla_error_set(SLA_EINVAL, FUNC, "k = %lld must be in [1, n = %lld]", (long long)k,
                            (long long)A->pattern->rows->N);
@@ -159,8 +155,7 @@ static sla_status check_all(const sla_dist_matrix *A, const sla_dist_matrix *M, 
 
 /* ---- facts of the values ---- */
 
-/* norm[b] = ‖A_b‖₁ = max row sum of |a| (A symmetric), the maximum over the ranks (exact). */
-static sla_status norms1(const sla_dist_matrix *A, MPI_Comm comm, double *norm)
+sla_status dist_eig_norm1(const sla_dist_matrix *A, const char *func, double *norm)
 {
     const sla_dist_pattern *P = A->pattern;
     int64_t n = P->rows->n, nd = P->nnz_diag, nnz = nd + P->nnz_offd;
@@ -176,8 +171,8 @@ static sla_status norms1(const sla_dist_matrix *A, MPI_Comm comm, double *norm)
         }
         norm[b] = mx;
     }
-    int rc = MPI_Allreduce(MPI_IN_PLACE, norm, (int)A->batch, MPI_DOUBLE, MPI_MAX, comm);
-    return rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(FUNC, "MPI_Allreduce", rc);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, norm, (int)A->batch, MPI_DOUBLE, MPI_MAX, P->comm);
+    return rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(func, "MPI_Allreduce", rc);
 }
 
 /* inv[b][i] = 1 / a_ii; SLA_EINVAL (agreed) naming the global row of a zero or missing
@@ -393,11 +388,11 @@ sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k, const sla_dist_ei
     st = (normA && normM && lam && X && nconv && (inv || o->precond != SLA_DIST_PC_JACOBI))
              ? SLA_OK : SLA_ENOMEM;
     st = dist_agree(comm, FUNC, st);
-    if (st == SLA_OK) st = norms1(A, comm, normA);
+    if (st == SLA_OK) st = dist_eig_norm1(A, FUNC, normA);
     if (st == SLA_OK && M) {
         double *nm = sla_calloc((size_t)M->batch, sizeof(double), "norms");
         st = dist_agree(comm, FUNC, nm ? SLA_OK : SLA_ENOMEM);
-        if (st == SLA_OK) st = norms1(M, comm, nm);
+        if (st == SLA_OK) st = dist_eig_norm1(M, FUNC, nm);
         for (int64_t b = 0; st == SLA_OK && b < batch; b++) normM[b] = nm[M->batch == 1 ? 0 : b];
         sla_free(nm);
     }
@@ -443,83 +438,5 @@ sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k, const sla_dist_ei
         return sla_error_set(SLA_NOT_CONVERGED, FUNC, "%lld of %lld eigenpairs converged to "
                              "tol = %g in %lld iterations (max residual %.3g)",
                              (long long)nconv_min, (long long)k, tol, (long long)stats[0], maxres);
-    return st;
-}
-
-/* ---- the VJP ---- */
-
-/* d[b] += alpha·Σ_j c_b[j]·v_j[r_s]·v_j[c_s] over this rank's slots of the batch-1 (or batch)
- * matrix A: the pattern outer product of V and V·diag(c) by sla_dist_spmv_vjp. acc: sum the
- * batch into d[0] (a batch-1 M shared by the batch). */
-static sla_status outer(const sla_dist_matrix *A, int64_t batch, int64_t n, int64_t k,
-                        const double *V, const double *c, double alpha, int acc, double *d)
-{
-    int64_t nnz = A->pattern->nnz_diag + A->pattern->nnz_offd;
-    double *G = sla_malloc((size_t)(n * k + 1), sizeof(double), "scaled eigenvectors");
-    double *t = sla_malloc((size_t)(nnz + 1), sizeof(double), "gradient slots");
-    sla_status st = dist_agree(A->pattern->comm, VJP, (G && t) ? SLA_OK : SLA_ENOMEM);
-    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
-        const double *Vb = V + b * n * k;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t j = 0; j < k; j++) G[i * k + j] = c[b * k + j] * Vb[i * k + j];
-        int64_t bm = A->batch == 1 ? 0 : b;
-        sla_dist_matrix v = sla_dist_matrix_view(A->pattern, SLA_FLOAT64, 1,
-                                                 (const double *)A->values + bm * nnz);
-        st = sla_dist_spmv_vjp(SLA_OP_N, alpha, &v, Vb, 0, k, G, NULL, t);
-        double *db = d + (acc ? 0 : b) * nnz;
-        for (int64_t s = 0; st == SLA_OK && s < nnz; s++) db[s] = (acc && b > 0 ? db[s] : 0) + t[s];
-    }
-    sla_free(G);
-    sla_free(t);
-    return st;
-}
-
-sla_status sla_dist_eigsh_vjp(const sla_dist_matrix *A, const sla_dist_matrix *M, int64_t k,
-                              const void *eigenvalues, const void *eigenvectors,
-                              const void *g_eigenvalues, const void *g_eigenvectors, void *dA,
-                              void *dM)
-{
-    if (!A || !A->pattern)
-        return sla_error_set(SLA_EINVAL, VJP, "A is NULL or has no pattern (not collective)");
-    MPI_Comm comm = A->pattern->comm;
-    int64_t n = A->pattern->rows->n, batch = A->batch;
-    sla_status st = check_matrix(VJP, A, "A");
-    if (st == SLA_OK && M) st = check_matrix(VJP, M, "M");
-    if (st == SLA_OK && (k < 1 || k > A->pattern->rows->N))
-        st = sla_error_set(SLA_EINVAL, VJP, "k = %lld out of [1, n]", (long long)k);
-    if (st == SLA_OK && (!eigenvalues || (!eigenvectors && n > 0)))
-        st = sla_error_set(SLA_EINVAL, VJP, "eigenvalues or eigenvectors is NULL");
-    if (st == SLA_OK && M && M->batch != 1 && M->batch != batch)
-        st = sla_error_set(SLA_EINVAL, VJP, "M has batch %lld: 1 or A's %lld",
-                           (long long)M->batch, (long long)batch);
-    if (st == SLA_OK && M && M->pattern->rows != A->pattern->rows &&
-        M->pattern->rows->n != n)
-        st = sla_error_set(SLA_EINVAL, VJP, "M's rows are distributed unlike A's");
-    /* the eigenvector term needs (A − λ_i I)⁺ g_i: solves with the shifted matrix in the
-     * complement of the block (serial: a direct factorization per eigenvalue and the partner
-     * search of vjp_tie.c); not built for distributed matrices */
-    if (st == SLA_OK && g_eigenvectors)
-        st = sla_error_set(SLA_EUNSUPPORTED, VJP, "g_eigenvectors: the eigenvector VJP needs "
-                           "solves with A − λ_i I (A − λ_i M) projected off the eigenvectors, "
-                           "which libsla_mpi does not provide yet (serial: sla_eigsh_vjp); pass "
-                           "NULL (eigenvalue cotangents only)");
-    int64_t same[3] = {k, g_eigenvalues != NULL, M != NULL};
-    const char *names[3] = {"k", "g_eigenvalues given", "M given"};
-    SLA_TRY(dist_agree_same(comm, VJP, st, 3, same, names));
-    const double *lam = eigenvalues, *gl = g_eigenvalues, *V = eigenvectors;
-    int64_t nnzA = A->pattern->nnz_diag + A->pattern->nnz_offd;
-    int64_t nnzM = M ? M->pattern->nnz_diag + M->pattern->nnz_offd : 0;
-    double *c = sla_calloc((size_t)(batch * k), sizeof(double), "cotangent weights");
-    SLA_TRY(dist_agree(comm, VJP, c ? SLA_OK : SLA_ENOMEM));
-    if (dA) {
-        if (gl) st = outer(A, batch, n, k, V, gl, 1.0, 0, dA);
-        else memset(dA, 0, sizeof(double) * (size_t)(batch * nnzA));
-    }
-    if (st == SLA_OK && M && dM) {
-        for (int64_t i = 0; gl && i < batch * k; i++) c[i] = gl[i] * lam[i];
-        if (gl) st = outer(M, batch, n, k, V, c, -1.0, M->batch == 1, dM);
-        else memset(dM, 0, sizeof(double) * (size_t)(M->batch * nnzM));
-    }
-    sla_free(c);
     return st;
 }
