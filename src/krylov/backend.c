@@ -170,14 +170,6 @@ static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
     if (K->pc_broken)
         return SLA_FAIL(SLA_EINVAL, "the preconditioner could not be updated by the last "
                         "refactor (%s); refactor with values it accepts first", K->pc_error);
-    if (sla_dtype_is_complex(s->dtype)) {
-        /* the complex kind's transpose is Aᴴ (complex_kind.c) */
-        if (op == SLA_OP_T)
-            return SLA_FAIL(SLA_EUNSUPPORTED, "op = T (Aᵀ, not conjugated) on %s is not "
-                            "supported by the Krylov methods yet (op = N and C are)",
-                            sla_dtype_name(s->dtype));
-        if (op == SLA_OP_C) op = SLA_OP_T;
-    }
     if (K->pc) SLA_TRY(sla_pc_prepare(K->pc, op));
     sla_krylov_batch J = {
         .method = s->opt.method, .op = op, .batch = s->batch, .nrhs = nrhs,
@@ -198,7 +190,7 @@ const sla_backend sla_backend_krylov = {
                             "IC(0), ILU(0), AMG or user preconditioners; LSQR (least squares)",
              .methods = SLA_METHOD_BIT(SLA_METHOD_CG) | SLA_METHOD_BIT(SLA_METHOD_BICGSTAB) |
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
-                        SLA_METHOD_BIT(SLA_METHOD_LSQR),
+                        SLA_METHOD_BIT(SLA_METHOD_LSQR) | SLA_METHOD_BIT(SLA_METHOD_COCG),
              .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
                        SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: complex_kind.c, no precond */
              .priority = 10,

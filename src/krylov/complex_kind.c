@@ -1,17 +1,12 @@
-/* The operator kind of the built-in Krylov backend for complex128 / complex64 CSR matrices: the
- * equivalent real formulation (Day & Heroux, "Solving complex-valued linear systems via
- * equivalent real formulations", SIAM J. Sci. Comput. 23(2), 2001). A complex vector of n
- * entries, interleaved (re, im), is a real vector of 2n entries, and y = A x is the real
- * operator K = [[Re A, −Im A], [Im A, Re A]] in that interleaved order; its transpose Kᵀ is the
- * real form of Aᴴ. The real dot of two such vectors is Re(xᴴy), the real part of the conjugated
- * inner product, and the real 2-norm is the complex one, so the stopping rule is unchanged.
- * For a Hermitian positive definite A, K is symmetric positive definite and CG on K is complex
- * CG step for step (its α and β are real); MINRES likewise for Hermitian A. BiCGStab and GMRES
- * run on K itself (the real methods on the 2n real system, not their complex versions: the
- * Krylov spaces differ, and convergence may be slower). Preconditioner: none, or Jacobi,
- * z_i = r_i / a_ii (op = T: r_i / conj(a_ii)), the complex diagonal scaling (each entry a 2 × 2
- * block of K; SPD for a Hermitian positive definite A, as CG needs); the diagonal is read from
- * the values at every solve (no set-up, nothing to refactor). */
+/* The operator kind of the built-in Krylov backend for complex128 / complex64 CSR matrices:
+ * batch element b as an operator on a complex host space (sla/backend.h: dot = Re(xᴴy) on the
+ * real slots, xᴴy and xᵀy and complex axpby on the complex ones), so CG and MINRES (real
+ * scalars for Hermitian A) and GMRES, BiCGStab and COCG (complex scalars) run their one source
+ * as true complex methods. op = N, T (Aᵀ, COCG's adjoint for a complex symmetric A) and
+ * C (Aᴴ, the adjoint of the others) by the complex SpMV. Preconditioner: none, or Jacobi,
+ * z_i = r_i / a_ii (op = C: r_i / conj(a_ii)); the diagonal is read from the values at every
+ * solve (no set-up, nothing to refactor); SPD for a Hermitian positive definite A, as CG needs,
+ * and complex symmetric, as COCG needs. */
 #include <complex.h>
 
 #include "krylov/kbackend.h"
@@ -19,7 +14,7 @@
 
 typedef struct complex_storage {
     sla_operator op;
-    sla_space space;             /* 2n reals of the real dtype */
+    sla_space space;             /* n complex entries */
     sla_host_space host;
     sla_matrix Ab;               /* batch element b */
     const int64_t *dslot;        /* Jacobi: the CSR slot of each a_ii, or NULL (no precond) */
@@ -33,14 +28,14 @@ static double complex diag_entry(const complex_storage *w, int64_t i)
     return ((const float complex *)w->Ab.values)[s];
 }
 
-/* Jacobi: z = diag(A)⁻¹ r (op = T: diag(A)⁻ᴴ r) */
+/* Jacobi: z = diag(A)⁻¹ r (op = T: the same; op = C: diag(A)⁻ᴴ r) */
 static sla_status complex_jacobi(const sla_operator *A, sla_op op, const void *r, void *z)
 {
     const complex_storage *w = A->ctx;
-    int64_t n = w->space.n / 2;
+    int64_t n = w->space.n;
     for (int64_t i = 0; i < n; i++) {
         double complex d = diag_entry(w, i);
-        if (op != SLA_OP_N) d = conj(d);
+        if (op == SLA_OP_C) d = conj(d);
         if (w->Ab.dtype == SLA_COMPLEX128)
             ((double complex *)z)[i] = ((const double complex *)r)[i] / d;
         else
@@ -49,11 +44,11 @@ static sla_status complex_jacobi(const sla_operator *A, sla_op op, const void *r
     return SLA_OK;
 }
 
-/* op = N: y = A x; op = T (Kᵀ): y = Aᴴ x, both by the complex SpMV */
+/* y = op(A) x by the complex SpMV (op = N, T or C) */
 static sla_status complex_apply(const sla_operator *A, sla_op op, const void *x, void *y)
 {
     const complex_storage *w = A->ctx;
-    return sla_spmv(op == SLA_OP_N ? SLA_OP_N : SLA_OP_C, 1.0, &w->Ab, x, 0, 1, 0.0, y);
+    return sla_spmv(op, 1.0, &w->Ab, x, 0, 1, 0.0, y);
 }
 
 static sla_status complex_for(void *solver, int64_t b, int nchunks, void *storage,
@@ -64,7 +59,11 @@ static sla_status complex_for(void *solver, int64_t b, int nchunks, void *storag
     int64_t nnz = sla_pattern_nnz(s->pattern);
     w->Ab = sla_matrix_view(s->pattern, s->dtype, 1,
                             (const char *)s->A.values + (size_t)(b * nnz) * sla_dtype_size(s->dtype));
-    sla_host_space_init(&w->space, &w->host, 2 * s->n, sla_dtype_real(s->dtype), nchunks, NULL);
+    int64_t bounds[SLA_HOST_MAX_CHUNKS + 1];
+    if (nchunks < 1) nchunks = 1;
+    if (nchunks > SLA_HOST_MAX_CHUNKS) nchunks = SLA_HOST_MAX_CHUNKS;
+    sla_partition_rows(sla_pattern_rowptr(s->pattern), s->n, nchunks, bounds);
+    sla_host_space_init(&w->space, &w->host, s->n, s->dtype, nchunks, bounds);
     const sla_krylov_impl *K = s->impl;
     w->dslot = K->complex_diag;
     w->op = (sla_operator){.domain = &w->space, .range = &w->space, .ctx = w,
@@ -80,7 +79,7 @@ static double complex_bytes(const sla_solver *s)
 }
 
 const sla_krylov_kind sla_krylov_kind_complex = {
-    .note = ", complex: equivalent real formulation", .storage_bytes = sizeof(complex_storage),
+    .note = "", .storage_bytes = sizeof(complex_storage),
     .operator_for = complex_for, .kernel_bytes = complex_bytes,
 };
 

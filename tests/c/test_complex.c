@@ -406,11 +406,14 @@ static void refusals(void **state)
     o.precond = SLA_PRECOND_ILU0;
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EDTYPE);
     assert_non_null(strstr(sla_last_error(), "complex128"));
-    /* Krylov with op = T (not conjugated) */
+    /* Krylov with op = T (not conjugated) solves since the methods run on complex spaces
+     * (test_complex_krylov.c checks the answers) */
     o.precond = SLA_PRECOND_NONE;
     TU_OK(sla_solver_create(&A, &o, &s));
     zc b[8] = {1, 2, 3, 4, 5, 6, 7, 8}, x[8];
-    assert_int_equal(sla_solver_solve(s, SLA_OP_T, 1, b, x, NULL), SLA_EUNSUPPORTED);
+    sla_solve_info ti;
+    TU_OK(sla_solver_solve(s, SLA_OP_T, 1, b, x, &ti));
+    assert_true(ti.converged);
     sla_solver_free(&s);
     double ev[2];
     assert_int_equal(sla_eigsh(&A, 1, NULL, ev, NULL, NULL), SLA_EDTYPE);
