@@ -207,9 +207,10 @@ struct sla_operator {
 
 /** The CSR operator of batch element b of a matrix view, with its host spaces. The range space
  *  is chunked by rows balanced by nonzeros; it is also the domain of a square A unless
- *  own_domain, in which case (and always for a rectangular A) the domain is a space of its own
+ * *  own_domain, in which case (and always for a rectangular A) the domain is a space of its own
  *  of ncols elements in equal chunks. op = N runs the fused SpMV (+ dot) kernel; op = T the
- *  SpMV layer's transposed product. The view must outlive the operator; copying the struct
+ *  SpMV layer's transposed product. A complex matrix gives complex spaces and applies op = N,
+ *  T or C by the complex SpMV (no fused dot). The view must outlive the operator; copying the struct
  *  breaks its internal pointers (init it where it stays). */
 typedef struct sla_csr_operator {
     sla_operator op;
