@@ -334,12 +334,48 @@ static void cocg_breakdown(void **state)
     sla_pattern_free(&p);
 }
 
+/* method = auto with backend = "krylov": CG for Hermitian PD, COCG for complex symmetric,
+ * GMRES for general (and each solves) */
+static void auto_rules(void **state)
+{
+    (void)state;
+    const int64_t N = 8, n = N * N;
+    const struct { int kind; const char *method; } cases[] = {
+        {HERMITIAN, "cg"}, {HELMHOLTZ, "cocg"}, {GENERAL, "gmres"}};
+    zc *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    random_vec(n, 5, b);
+    for (int c = 0; c < 3; c++) {
+        sla_pattern *p;
+        zc *v;
+        grid_matrix(cases[c].kind, N, 10.0, &p, &v);
+        sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, v);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.backend = "krylov";
+        sla_solver *s;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        char want[16];
+        snprintf(want, sizeof want, "%s", cases[c].method);
+        if (strncmp(sla_solver_describe(s), want, strlen(want)) != 0 ||
+            sla_solver_method(s) == SLA_METHOD_AUTO)
+            fail_msg("expected %s: %s", want, sla_solver_describe(s));
+        sla_solve_info info;
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &info));
+        assert_true(info.converged);
+        sla_solver_free(&s);
+        free(v);
+        sla_pattern_free(&p);
+    }
+    free(b);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(methods_vs_zgesv), cmocka_unit_test(real_as_complex),
         cmocka_unit_test(cocg_helmholtz), cmocka_unit_test(vjp_vs_lu),
-        cmocka_unit_test(cocg_breakdown),
+        cmocka_unit_test(cocg_breakdown), cmocka_unit_test(auto_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
