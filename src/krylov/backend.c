@@ -80,9 +80,12 @@ static void describe(sla_solver *s, const sla_krylov_impl *K)
     if (s->m != s->n)
         snprintf(atol + strlen(atol), sizeof atol - strlen(atol), ", %lld × %lld",
                  (long long)s->m, (long long)s->n);
+    char note[64];
+    snprintf(note, sizeof note, "%s%s%s", K->kind->note,
+             sla_dtype_is_complex(s->dtype) ? ", " : "",
+             sla_dtype_is_complex(s->dtype) ? sla_dtype_name(s->dtype) : "");
     snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g%s, maxiter %lld%s%s",
-             method, K->pc ? sla_pc_describe(K->pc) : "none",
-             K->kind->note,
+             method, K->pc ? sla_pc_describe(K->pc) : "none", note,
              s->opt.rtol, atol, (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
 }
 
