@@ -40,7 +40,8 @@
  * after another. An operator says how far it is reentrant (`threading`).
  *
  * Scalars crossing the tables are double whatever the dtype of the vectors (dots and norms are
- * accumulated in double). Vectors are void pointers the space alone interprets (host arrays of
+ * accumulated in double); a complex scalar is a double[2] (re, im), in the two complex slots of
+ * a complex space only. Vectors are void pointers the space alone interprets (host arrays of
  * n elements for the host space; a device pointer for a device space).
  *
  * Stability: this tier may change between minor versions (it tracks what the backends need);
@@ -128,6 +129,19 @@ struct sla_space {
      *  partial sums; the methods never call it directly. */
     sla_status (*reduce)(const sla_space *V, sla_reduce_op op, double *values, int count);
     void *reduce_ctx;          /**< for the reduce hook */
+    /* ---- complex spaces (complex128 / complex64 vectors) only; NULL in real spaces ----
+     * In a complex space the real slots above keep their meaning on the 2n real parts: dot is
+     * Re(xᴴy), norm the complex 2-norm, axpby and CG's kernels take real scalars (all a
+     * Hermitian CG or MINRES needs: their α, β are real). Methods whose scalars are complex
+     * (GMRES, BiCGStab, COCG) call these two, through sla_kzdot / sla_kzaxpby (src/krylov),
+     * which fall back to the real slots in a real space: the real path is unchanged. */
+    /** (C) xy[0] + i·xy[1] = xᴴy (conj = 1, the inner product) or xᵀy (conj = 0, the bilinear
+     *  form of COCG); x = y allowed. */
+    sla_status (*zdot)(const sla_space *V, int conj, const void *x, const void *y, double xy[2]);
+    /** y = a·x + b·y for complex a = a[0] + i·a[1], b = b[0] + i·b[1], with axpby's rules for
+     *  a = 0 and b = 0. */
+    sla_status (*zaxpby)(const sla_space *V, const double a[2], const void *x, const double b[2],
+                         void *y);
 };
 
 /** Chunks of a host space: at most one per thread, at most this many. */
@@ -193,9 +207,10 @@ struct sla_operator {
 
 /** The CSR operator of batch element b of a matrix view, with its host spaces. The range space
  *  is chunked by rows balanced by nonzeros; it is also the domain of a square A unless
- *  own_domain, in which case (and always for a rectangular A) the domain is a space of its own
+ * *  own_domain, in which case (and always for a rectangular A) the domain is a space of its own
  *  of ncols elements in equal chunks. op = N runs the fused SpMV (+ dot) kernel; op = T the
- *  SpMV layer's transposed product. The view must outlive the operator; copying the struct
+ *  SpMV layer's transposed product. A complex matrix gives complex spaces and applies op = N,
+ *  T or C by the complex SpMV (no fused dot). The view must outlive the operator; copying the struct
  *  breaks its internal pointers (init it where it stays). */
 typedef struct sla_csr_operator {
     sla_operator op;

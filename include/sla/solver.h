@@ -35,6 +35,8 @@ typedef enum sla_method {
     SLA_METHOD_MINRES,       /**< MINRES (Paige & Saunders 1975), SPD preconditioner */
     SLA_METHOD_LSQR,         /**< LSQR (Paige & Saunders 1982): least squares min ‖b − A x‖₂
                               *   (+ damp²‖x‖²) for A of any shape m × n; no preconditioner */
+    SLA_METHOD_COCG,         /**< COCG (van der Vorst & Melissen 1990): complex symmetric A = Aᵀ
+                              *   (unconjugated CG); on real A, CG without definiteness tests */
     SLA_METHOD_COUNT
 } sla_method;
 
@@ -363,7 +365,7 @@ SLA_API int64_t sla_solver_cols(const sla_solver *s);
 /** Frees the solver and sets *s to NULL (NULL allowed). Releases its pattern reference. */
 SLA_API void sla_solver_free(sla_solver **s);
 
-/** Names: "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr". */
+/** Names: "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr", "cocg". */
 SLA_API const char *sla_method_name(sla_method m);
 SLA_API sla_status sla_method_from_name(const char *name, sla_method *m);
 /** Names: "auto", "none", "jacobi", "ic0", "ilu0", "amg", "user". */

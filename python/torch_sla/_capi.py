@@ -34,12 +34,12 @@ SLA_OK = 0
 SLA_NOT_CONVERGED = 1
 SLA_FLOAT64, SLA_FLOAT32 = 0, 1
 SLA_OP_N, SLA_OP_T = 0, 1
-METHODS = ("auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr")
+METHODS = ("auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr", "cocg")
 PRECONDS = ("auto", "none", "jacobi", "ic0", "ilu0", "amg", "user")
 ORDERINGS = ("auto", "natural", "amd", "metis")
 REASONS = ("converged", "max iterations", "breakdown", "indefinite", "non-finite", "stagnation",
            "error")
-ITERATIVE = frozenset(("cg", "bicgstab", "gmres", "minres", "lsqr"))
+ITERATIVE = frozenset(("cg", "bicgstab", "gmres", "minres", "lsqr", "cocg"))
 MM_FIELDS = {"real": 0, "integer": 1, "pattern": 2, "complex": 3}
 MM_SYMMETRIES = {"general": 0, "symmetric": 1, "skew-symmetric": 2, "hermitian": 3}
 

@@ -47,7 +47,7 @@ METHOD_MAP = {
     "cholesky": "cholesky", "ldlt": "ldlt",
     "cg": "cg", "pcg": "cg", "bicgstab": "bicgstab", "pbicgstab": "bicgstab",
     "cgs": "bicgstab", "qmr": "bicgstab", "gmres": "gmres", "fgmres": "gmres",
-    "lgmres": "gmres", "minres": "minres", "lsqr": "lsqr",
+    "lgmres": "gmres", "minres": "minres", "lsqr": "lsqr", "cocg": "cocg",
     # LSMR (Fong & Saunders 2011) is not in libsla yet: LSQR reaches the same minimum-norm
     # least-squares solution (other iterates, other stopping estimates); the note says so
     "lsmr": "lsqr",

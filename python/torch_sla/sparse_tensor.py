@@ -586,7 +586,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             ('scipy', 'pytorch', 'cudss', 'strumpack', 'pyamg', 'amgx', 'eigen', 'cupy'),
             which runs on libsla (docs/migrating.md; info.description says what it became).
         method : 'auto', 'cholesky', 'ldlt', 'lu', 'klu', 'cg', 'bicgstab', 'gmres', 'minres',
-            'lsqr', or a torch-sla name ('umfpack', 'superlu', 'pcg', 'pbicgstab', 'fgmres',
+            'lsqr', 'cocg' (complex symmetric A = Aᵀ), or a torch-sla name ('umfpack', 'superlu', 'pcg', 'pbicgstab', 'fgmres',
             'lgmres', 'cgs', 'qmr', 'amg', 'cudss_lu', ...). A rectangular A (M × N, M ≠ N)
             is solved in the least-squares sense, x = argmin ‖b − A x‖₂ (the minimum-norm one
             when A is rank deficient), by LSQR (method 'auto' or 'lsqr'; b has M rows, x N);

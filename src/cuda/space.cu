@@ -225,7 +225,7 @@ extern "C" sla_status sla_cuda_space_init(sla_space *V, sla_cuda_space *c, int64
                      .norm = cs_norm, .axpby = cs_axpby, .cg_update = cs_cg_update,
                      .cg_direction = cs_cg_direction, .amax = cs_amax,
                      .scale_pow2 = cs_scale_pow2, .find_nonfinite = cs_find_nonfinite,
-                     .reduce = NULL, .reduce_ctx = NULL};
+                     .reduce = NULL, .reduce_ctx = NULL, .zdot = NULL, .zaxpby = NULL};
     return SLA_OK;
 }
 

@@ -1,6 +1,6 @@
-/* The built-in Krylov backend ("krylov"): CG, BiCGStab, GMRES(m), MINRES with Jacobi, IC(0),
+/* The built-in Krylov backend ("krylov"): CG, BiCGStab, GMRES(m), MINRES, COCG with Jacobi, IC(0),
  * ILU(0), AMG or a user preconditioner, and LSQR (least squares, rectangular A, none), on CSR matrices or matrix-free operators, float64 and
- * float32. Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
+ * float32 (and complex128 / complex64 on complex spaces: Jacobi and ILU(0), op N, T and C). Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
  * numeric part; the adjoint (op = T) solve reuses it. See docs/krylov.md. */
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +19,10 @@
 static int auto_candidates(const sla_solver *s, sla_precond *c)
 {
     int k = 0;
-    if (sla_dtype_is_complex(s->dtype)) {        /* complex_kind.c: Jacobi or none */
+    if (sla_dtype_is_complex(s->dtype)) {        /* Jacobi and ILU(0) take complex values */
+        if (s->opt.method == SLA_METHOD_GMRES || s->opt.method == SLA_METHOD_BICGSTAB ||
+            s->opt.method == SLA_METHOD_COCG)
+            c[k++] = SLA_PRECOND_ILU0;               /* complex symmetric A: incomplete LDLᵀ */
         if (s->opt.method != SLA_METHOD_LSQR) c[k++] = SLA_PRECOND_JACOBI;
         c[k++] = SLA_PRECOND_NONE;
         return k;
@@ -50,16 +53,10 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc, char *re
     *pc = NULL;
     reason[0] = '\0';
     if (kind == SLA_PRECOND_NONE) return SLA_OK;
-    if (sla_dtype_is_complex(s->dtype) && !s->apply) {
-        /* complex CSR: the complex kind's own Jacobi; the others are not written for complex */
-        if (kind == SLA_PRECOND_JACOBI) {
-            sla_status st = sla_krylov_complex_jacobi(s);
-            if (st < 0) snprintf(reason, SLA_PC_REASON_LEN, "%s", sla_last_error());
-            return st;
-        }
-        return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (jacobi and "
-                        "none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
-    }
+    if (sla_dtype_is_complex(s->dtype) && !s->apply && kind != SLA_PRECOND_JACOBI &&
+        kind != SLA_PRECOND_ILU0 && kind != SLA_PRECOND_USER)
+        return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (jacobi, "
+                        "ilu0, user and none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
     if (s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
                         "or auto)", sla_precond_name(kind));
@@ -83,9 +80,12 @@ static void describe(sla_solver *s, const sla_krylov_impl *K)
     if (s->m != s->n)
         snprintf(atol + strlen(atol), sizeof atol - strlen(atol), ", %lld × %lld",
                  (long long)s->m, (long long)s->n);
+    char note[64];
+    snprintf(note, sizeof note, "%s%s%s", K->kind->note,
+             sla_dtype_is_complex(s->dtype) ? ", " : "",
+             sla_dtype_is_complex(s->dtype) ? sla_dtype_name(s->dtype) : "");
     snprintf(s->description, sizeof s->description, "%s + %s (krylov%s): rtol %g%s, maxiter %lld%s%s",
-             method, K->pc ? sla_pc_describe(K->pc) : K->complex_diag ? "jacobi" : "none",
-             K->kind->note,
+             method, K->pc ? sla_pc_describe(K->pc) : "none", note,
              s->opt.rtol, atol, (long long)s->opt.maxiter, K->auto_note[0] ? "; " : "", K->auto_note);
 }
 
@@ -94,7 +94,6 @@ static void krylov_destroy(sla_solver *s)
     sla_krylov_impl *K = s->impl;
     if (!K) return;
     sla_pc_free(&K->pc);
-    sla_free(K->complex_diag);
     sla_free(K);
     s->impl = NULL;
 }
@@ -104,8 +103,7 @@ static sla_status krylov_create(sla_solver *s)
     sla_krylov_impl *K = sla_calloc(1, sizeof *K, "Krylov solver");
     if (!K) return SLA_ENOMEM;
     s->impl = K;
-    K->kind = s->apply ? &sla_krylov_kind_fn
-              : sla_dtype_is_complex(s->dtype) ? &sla_krylov_kind_complex : &sla_krylov_kind_csr;
+    K->kind = s->apply ? &sla_krylov_kind_fn : &sla_krylov_kind_csr;
     if (sla_dtype_is_complex(s->dtype) && s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EUNSUPPORTED, "method lsqr does not take %s values yet",
                         sla_dtype_name(s->dtype));
@@ -145,14 +143,6 @@ static sla_status krylov_create(sla_solver *s)
 static sla_status krylov_refactor(sla_solver *s)
 {
     sla_krylov_impl *K = s->impl;
-    if (K->complex_diag) {            /* complex Jacobi: check the new diagonal */
-        sla_free(K->complex_diag);
-        K->complex_diag = NULL;
-        sla_status st = sla_krylov_complex_jacobi(s);
-        K->pc_broken = st < 0;
-        if (st < 0) snprintf(K->pc_error, sizeof K->pc_error, "%s", sla_last_error());
-        return st;
-    }
     if (!K->pc) return SLA_OK;
     sla_status st = sla_pc_update(K->pc, &s->A, NULL);
     /* a failed numeric update leaves the preconditioner half-built: refuse to solve with it
@@ -170,14 +160,6 @@ static sla_status krylov_solve(sla_solver *s, sla_op op, int64_t nrhs, const voi
     if (K->pc_broken)
         return SLA_FAIL(SLA_EINVAL, "the preconditioner could not be updated by the last "
                         "refactor (%s); refactor with values it accepts first", K->pc_error);
-    if (sla_dtype_is_complex(s->dtype)) {
-        /* the complex kind's transpose is Aᴴ (complex_kind.c) */
-        if (op == SLA_OP_T)
-            return SLA_FAIL(SLA_EUNSUPPORTED, "op = T (Aᵀ, not conjugated) on %s is not "
-                            "supported by the Krylov methods yet (op = N and C are)",
-                            sla_dtype_name(s->dtype));
-        if (op == SLA_OP_C) op = SLA_OP_T;
-    }
     if (K->pc) SLA_TRY(sla_pc_prepare(K->pc, op));
     sla_krylov_batch J = {
         .method = s->opt.method, .op = op, .batch = s->batch, .nrhs = nrhs,
@@ -198,9 +180,9 @@ const sla_backend sla_backend_krylov = {
                             "IC(0), ILU(0), AMG or user preconditioners; LSQR (least squares)",
              .methods = SLA_METHOD_BIT(SLA_METHOD_CG) | SLA_METHOD_BIT(SLA_METHOD_BICGSTAB) |
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
-                        SLA_METHOD_BIT(SLA_METHOD_LSQR),
+                        SLA_METHOD_BIT(SLA_METHOD_LSQR) | SLA_METHOD_BIT(SLA_METHOD_COCG),
              .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
-                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: complex_kind.c, no precond */
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: not LSQR; jacobi, ilu0 */
              .priority = 10,
              .available = 1},
     .create = krylov_create,

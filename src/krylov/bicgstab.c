@@ -13,16 +13,18 @@
  * BiCGSTAB does (Eigen/src/IterativeLinearSolvers/BiCGSTAB.h); a second breakdown before that
  * restart's residual has been halved ends the solve with reason breakdown. Converged systems therefore never report
  * breakdown, and a genuine one (e.g. r̂ᵀA M⁻¹r = 0 for r̂ = r) still does. In exact arithmetic
- * the restarted method is BiCGStab started again from the current x. */
+ * the restarted method is BiCGStab started again from the current x.
+ * Complex spaces: ρ = r̂ᴴr, r̂ᴴv, ω = tᴴs / tᴴt are complex (the complex BiCGStab); in a real
+ * space their imaginary parts are 0 and the arithmetic is the real one, bit for bit. */
 #include <float.h>
 #include <math.h>
 
 #include "krylov/krylov.h"
 
 /* |xy| at rounding level relative to ‖x‖‖y‖ (also xy = 0 for a zero vector) */
-static int negligible(double xy, double xnorm, double ynorm, double eps)
+static int negligible(double complex xy, double xnorm, double ynorm, double eps)
 {
-    return !(fabs(xy) > 16 * eps * xnorm * ynorm);
+    return !(cabs(xy) > 16 * eps * xnorm * ynorm);
 }
 
 sla_status sla_krylov_bicgstab(const sla_operator *A, sla_op op, const sla_krylov_params *P,
@@ -35,7 +37,7 @@ sla_status sla_krylov_bicgstab(const sla_operator *A, sla_op op, const sla_krylo
     SLA_TRY(sla_kvecs_create(V, nv, v));
     void *r = v[R], *rhat = v[RHAT], *p = v[PV], *vv = v[V_], *t = v[T];
     void *phat = A->precond ? v[PHAT] : p, *shat = A->precond ? v[SHAT] : r;  /* s lives in r */
-    const double eps = V->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    const double eps = sla_dtype_real(V->dtype) == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
     sla_kstate S = {0};
     double rnorm = 0, breakdown_rnorm = INFINITY;   /* true residual at the last breakdown */
     int done, action;
@@ -45,35 +47,37 @@ sla_status sla_krylov_bicgstab(const sla_operator *A, sla_op op, const sla_krylo
     SLA_KCALL(sla_kstart(&S, A, op, P, b, x, r, res, &rnorm, &done));
     if (done) goto out;
 restart:;
-    double rho = 1, alpha = 1, omega = 1, rhatnorm = rnorm;
+    double complex rho = 1, alpha = 1, omega = 1;
+    double rhatnorm = rnorm;
     SLA_KCALL(V->axpby(V, 1.0, r, 0.0, rhat));           /* shadow residual r̂ = r */
     stop = SLA_REASON_CONVERGED;
     for (int first = 1; stop == SLA_REASON_CONVERGED; first = 0) {
         if (it >= P->maxiter) { stop = SLA_REASON_MAXITER; break; }
-        double rho1, rv, vnorm, snorm, tt, ts;
-        SLA_KCALL(V->dot(V, rhat, r, &rho1));
-        if (!isfinite(rho1)) { stop = SLA_REASON_NONFINITE; break; }
+        double complex rho1, rv, ts;
+        double vnorm, snorm, tt;
+        SLA_KCALL(sla_kzdot(V, 1, rhat, r, &rho1));
+        if (!isfinite(creal(rho1)) || !isfinite(cimag(rho1))) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(rho1, rhatnorm, rnorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
         if (first) {
             SLA_KCALL(V->axpby(V, 1.0, r, 0.0, p));
         } else {
-            double beta = (rho1 / rho) * (alpha / omega);
-            SLA_KCALL(V->axpby(V, -omega, vv, 1.0, p));  /* p = r + β (p − ω v) */
-            SLA_KCALL(V->axpby(V, 1.0, r, beta, p));
+            double complex beta = sla_kzdiv(rho1, rho) * sla_kzdiv(alpha, omega);
+            SLA_KCALL(sla_kzaxpby(V, -omega, vv, 1.0, p));  /* p = r + β (p − ω v) */
+            SLA_KCALL(sla_kzaxpby(V, 1.0, r, beta, p));
         }
         rho = rho1;
         if (A->precond) SLA_KCALL(A->precond(A, op, p, phat));
         SLA_KCALL(A->apply(A, op, phat, vv));
-        SLA_KCALL(V->dot(V, rhat, vv, &rv));
+        SLA_KCALL(sla_kzdot(V, 1, rhat, vv, &rv));
         SLA_KCALL(V->norm(V, vv, &vnorm));
         res->iterations = ++it;
-        if (!isfinite(rv) || !isfinite(vnorm)) { stop = SLA_REASON_NONFINITE; break; }
+        if (!isfinite(creal(rv)) || !isfinite(cimag(rv)) || !isfinite(vnorm)) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(rv, rhatnorm, vnorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
-        alpha = rho / rv;
-        SLA_KCALL(V->axpby(V, -alpha, vv, 1.0, r));      /* s = r − α v */
+        alpha = sla_kzdiv(rho, rv);
+        SLA_KCALL(sla_kzaxpby(V, -alpha, vv, 1.0, r));   /* s = r − α v */
         SLA_KCALL(V->norm(V, r, &snorm));
         if (!isfinite(snorm)) { stop = SLA_REASON_NONFINITE; break; }
-        SLA_KCALL(V->axpby(V, alpha, phat, 1.0, x));     /* x at the half step */
+        SLA_KCALL(sla_kzaxpby(V, alpha, phat, 1.0, x));  /* x at the half step */
         SLA_KCALL(sla_kcheckpoint(&S, snorm, x));
         rnorm = snorm;
         if (snorm <= S.tol) {
@@ -86,12 +90,12 @@ restart:;
         if (A->precond) SLA_KCALL(A->precond(A, op, r, shat));
         SLA_KCALL(A->apply(A, op, shat, t));
         SLA_KCALL(V->dot(V, t, t, &tt));
-        SLA_KCALL(V->dot(V, t, r, &ts));
-        if (!isfinite(tt) || !isfinite(ts)) { stop = SLA_REASON_NONFINITE; break; }
+        SLA_KCALL(sla_kzdot(V, 1, t, r, &ts));
+        if (!isfinite(tt) || !isfinite(creal(ts)) || !isfinite(cimag(ts))) { stop = SLA_REASON_NONFINITE; break; }
         if (negligible(ts, sqrt(tt), snorm, eps)) { stop = SLA_REASON_BREAKDOWN; break; }
-        omega = ts / tt;
-        SLA_KCALL(V->axpby(V, omega, shat, 1.0, x));
-        SLA_KCALL(V->axpby(V, -omega, t, 1.0, r));       /* r = s − ω t */
+        omega = sla_kzdiv(ts, tt);
+        SLA_KCALL(sla_kzaxpby(V, omega, shat, 1.0, x));
+        SLA_KCALL(sla_kzaxpby(V, -omega, t, 1.0, r));    /* r = s − ω t */
         SLA_KCALL(V->norm(V, r, &rnorm));
         if (!isfinite(rnorm)) { stop = SLA_REASON_NONFINITE; break; }
         SLA_KCALL(sla_kcheckpoint(&S, rnorm, x));

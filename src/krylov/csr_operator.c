@@ -30,6 +30,19 @@ static sla_status csr_apply(const sla_operator *A, sla_op op, const void *x, voi
     return csr_apply_dot(A, op, x, y, NULL);
 }
 
+/* complex dtypes: y = op(A) x (op = N, T or C) by the complex SpMV; no fused dot (CG's pᴴAp
+ * is then apply + the space's dot, Re(pᴴAp)) */
+static sla_status csr_apply_complex(const sla_operator *op_, sla_op op, const void *x, void *y)
+{
+    const sla_csr_operator *c = op_->ctx;
+    const sla_pattern *p = c->A->pattern;
+    sla_dtype dt = c->A->dtype;
+    const char *vals = (const char *)c->A->values +
+                       (size_t)(c->b * sla_pattern_nnz(p)) * sla_dtype_size(dt);
+    sla_matrix Ab = sla_matrix_view(p, dt, 1, vals);
+    return sla_spmv(op, 1.0, &Ab, x, 0, 1, 0.0, y);
+}
+
 void sla_csr_operator_init(sla_csr_operator *c, const sla_matrix *A, int64_t b, int nchunks,
                            int own_domain)
 {
@@ -47,4 +60,8 @@ void sla_csr_operator_init(sla_csr_operator *c, const sla_matrix *A, int64_t b, 
     c->op = (sla_operator){.domain = own_domain ? &c->domain : &c->range, .range = &c->range,
                            .ctx = c, .apply = csr_apply, .apply_dot = csr_apply_dot,
                            .threading = SLA_THREADS_ANY};
+    if (sla_dtype_is_complex(A->dtype)) {
+        c->op.apply = csr_apply_complex;
+        c->op.apply_dot = NULL;
+    }
 }

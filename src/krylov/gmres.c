@@ -5,7 +5,10 @@
  * to triangular form with Givens rotations (whose last entry |g_{j+1}| is the residual norm of
  * the least-squares solution), and at the end of the cycle updates x += M⁻¹ V y. Memory: m + 2
  * vectors plus O(m²) doubles. The preconditioned directions M⁻¹v_j are not stored (this is not
- * flexible GMRES): one more preconditioner application per cycle instead of m vectors. */
+ * flexible GMRES): one more preconditioner application per cycle instead of m vectors.
+ * Complex spaces: the Hessenberg entries, rotations and y are complex (h_ij = v_iᴴ w, rotations
+ * [[c̄, s̄], [−s, c]] with c = h_jj/d, s = h_j+1,j/d, d = ‖(h_jj, h_j+1,j)‖ real); in a real space
+ * every imaginary part is 0 and the arithmetic is the real one, bit for bit. */
 #include <float.h>
 #include <math.h>
 
@@ -13,54 +16,54 @@
 
 typedef struct gmres_ws {
     int64_t m;
-    double *H;       /* (m+1) × m, column j at H + j(m+1) */
-    double *cs, *sn; /* [m] Givens rotations */
-    double *g;       /* [m+1] rotated right-hand side β e₁ */
+    double complex *H;       /* (m+1) × m, column j at H + j(m+1) */
+    double complex *cs, *sn; /* [m] Givens rotations */
+    double complex *g;       /* [m+1] rotated right-hand side β e₁ */
 } gmres_ws;
 
 /* Applies the previous rotations to column j, makes the one that zeroes H[j+1][j], and
  * rotates g; returns |g[j+1]|, the least-squares residual. */
 static double givens_column(gmres_ws *W, int64_t j)
 {
-    double *h = W->H + j * (W->m + 1);
+    double complex *h = W->H + j * (W->m + 1);
     for (int64_t i = 0; i < j; i++) {
-        double t = W->cs[i] * h[i] + W->sn[i] * h[i + 1];
+        double complex t = conj(W->cs[i]) * h[i] + conj(W->sn[i]) * h[i + 1];
         h[i + 1] = -W->sn[i] * h[i] + W->cs[i] * h[i + 1];
         h[i] = t;
     }
-    double d = hypot(h[j], h[j + 1]);
-    W->cs[j] = d == 0 ? 1 : h[j] / d;
-    W->sn[j] = d == 0 ? 0 : h[j + 1] / d;
+    double d = hypot(cabs(h[j]), cabs(h[j + 1]));
+    W->cs[j] = d == 0 ? 1 : sla_kzdiv(h[j], d);
+    W->sn[j] = d == 0 ? 0 : sla_kzdiv(h[j + 1], d);
     h[j] = d;
     h[j + 1] = 0;
     W->g[j + 1] = -W->sn[j] * W->g[j];
-    W->g[j] = W->cs[j] * W->g[j];
-    return fabs(W->g[j + 1]);
+    W->g[j] = conj(W->cs[j]) * W->g[j];
+    return cabs(W->g[j + 1]);
 }
 
 /* Solves the k × k upper-triangular system R y = g in place of g (back substitution). */
-static void back_substitute(const gmres_ws *W, int64_t k, double *y)
+static void back_substitute(const gmres_ws *W, int64_t k, double complex *y)
 {
     for (int64_t i = k - 1; i >= 0; i--) {
-        double s = W->g[i];
+        double complex s = W->g[i];
         for (int64_t l = i + 1; l < k; l++) s -= W->H[l * (W->m + 1) + i] * y[l];
-        double d = W->H[i * (W->m + 1) + i];
-        y[i] = d != 0 ? s / d : 0;
+        double d = creal(W->H[i * (W->m + 1) + i]);      /* the rotation made it real */
+        y[i] = d != 0 ? sla_kzdiv(s, d) : 0;
     }
 }
 
 /* x += M⁻¹ (V[0..k) y), using u and w as workspace */
 static sla_status update_solution(const sla_operator *A, sla_op op, void **Vb, int64_t k,
-                                  const double *y, void *u, void *w, void *x)
+                                  const double complex *y, void *u, void *w, void *x)
 {
     const sla_space *V = A->domain;
     if (k == 0) return SLA_OK;
     if (!A->precond) {
-        for (int64_t i = 0; i < k; i++) SLA_TRY(V->axpby(V, y[i], Vb[i], 1.0, x));
+        for (int64_t i = 0; i < k; i++) SLA_TRY(sla_kzaxpby(V, y[i], Vb[i], 1.0, x));
         return SLA_OK;
     }
-    SLA_TRY(V->axpby(V, y[0], Vb[0], 0.0, u));
-    for (int64_t i = 1; i < k; i++) SLA_TRY(V->axpby(V, y[i], Vb[i], 1.0, u));
+    SLA_TRY(sla_kzaxpby(V, y[0], Vb[0], 0.0, u));
+    for (int64_t i = 1; i < k; i++) SLA_TRY(sla_kzaxpby(V, y[i], Vb[i], 1.0, u));
     SLA_TRY(A->precond(A, op, u, w));
     return V->axpby(V, 1.0, w, 1.0, x);
 }
@@ -74,7 +77,8 @@ sla_status sla_krylov_gmres(const sla_operator *A, sla_op op, const sla_krylov_p
     gmres_ws W = {.m = m};
     int nv = (int)(m + 2);                 /* Vb[0..m] and one preconditioned vector */
     void **Vb = sla_calloc((size_t)nv, sizeof *Vb, "GMRES basis");
-    double *dbl = sla_malloc((size_t)((m + 1) * m + 4 * m + 2), sizeof(double), "GMRES Hessenberg");
+    double complex *dbl = sla_malloc((size_t)((m + 1) * m + 4 * m + 2), sizeof(double complex),
+                                     "GMRES Hessenberg");
     sla_status st = Vb && dbl ? sla_kvecs_create(V, nv, Vb) : SLA_ENOMEM;
     if (st < 0) {
         sla_free(Vb);
@@ -85,14 +89,14 @@ sla_status sla_krylov_gmres(const sla_operator *A, sla_op op, const sla_krylov_p
     W.cs = W.H + (m + 1) * m;
     W.sn = W.cs + m;
     W.g = W.sn + m;
-    double *y = W.g + m + 1;
+    double complex *y = W.g + m + 1;
     void *z = Vb[m + 1];
     sla_kstate S = {0};
     double beta = 0, prev_beta = INFINITY;
     int done, action;
     int64_t it = 0;
     sla_reason stop = SLA_REASON_CONVERGED;
-    double eps = V->dtype == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+    double eps = sla_dtype_real(V->dtype) == SLA_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
     SLA_KCALL(sla_kstart(&S, A, op, P, b, x, Vb[0], res, &beta, &done));
     if (done) goto out;
     for (;;) {                                 /* one restart cycle; Vb[0] = true residual */
@@ -111,14 +115,16 @@ sla_status sla_krylov_gmres(const sla_operator *A, sla_op op, const sla_krylov_p
             }
             void *w = Vb[k + 1];
             SLA_KCALL(A->apply(A, op, zk, w));
-            double *h = W.H + k * (m + 1);
+            double complex *h = W.H + k * (m + 1);
             for (int64_t i = 0; i <= k; i++) {          /* modified Gram–Schmidt */
-                SLA_KCALL(V->dot(V, w, Vb[i], &h[i]));
-                SLA_KCALL(V->axpby(V, -h[i], Vb[i], 1.0, w));
+                SLA_KCALL(sla_kzdot(V, 1, Vb[i], w, &h[i]));
+                SLA_KCALL(sla_kzaxpby(V, -h[i], Vb[i], 1.0, w));
             }
-            SLA_KCALL(V->norm(V, w, &h[k + 1]));
-            double hk1 = h[k + 1], colnorm = 0;
-            for (int64_t i = 0; i <= k + 1; i++) colnorm += h[i] * h[i];
+            double hk1, colnorm = 0;
+            SLA_KCALL(V->norm(V, w, &hk1));
+            h[k + 1] = hk1;
+            for (int64_t i = 0; i <= k + 1; i++)
+                colnorm += creal(h[i]) * creal(h[i]) + cimag(h[i]) * cimag(h[i]);
             /* w has (numerically) no component outside the basis: an invariant subspace,
              * the least-squares solution is exact ("lucky" breakdown) */
             int lucky = hk1 <= 16 * eps * sqrt(colnorm);

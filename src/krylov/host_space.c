@@ -18,8 +18,33 @@ static double sla_ksum_parts(const double *part, int nc)
 
 #define SLA_TEMPLATE "krylov/t_host_space.h"
 #include "core/instantiate.h"
+#define SLA_TEMPLATE "krylov/t_host_zspace.h"
+#define SLA_TEMPLATE_COMPLEX
+#include "core/instantiate.h"
 
 static const sla_host_space *H(const sla_space *V) { return V->ctx; }
+
+/* The real view of a space: a complex space's vectors are 2n reals of the real dtype, so the
+ * real kernels (dot = Re(xᴴy), norm, axpby and CG's updates with real scalars, amax, scaling)
+ * run on them with every chunk bound doubled; a real space is its own view. */
+typedef struct real_view {
+    sla_dtype dtype;
+    const int64_t *bd;
+    int64_t twice[SLA_HOST_MAX_CHUNKS + 1];
+} real_view;
+
+static const real_view *view_of(const sla_space *V, real_view *w)
+{
+    const sla_host_space *h = H(V);
+    w->dtype = V->dtype;
+    w->bd = h->bounds;
+    if (sla_dtype_is_complex(V->dtype)) {
+        w->dtype = sla_dtype_real(V->dtype);
+        for (int c = 0; c <= h->nchunks; c++) w->twice[c] = 2 * h->bounds[c];
+        w->bd = w->twice;
+    }
+    return w;
+}
 
 /* 1 if a kernel moving `bytes` bytes runs its chunks on the OpenMP team (sla_par()); else the
  * calling thread runs the same chunks in the same order, so the result is the same. Each kernel
@@ -57,7 +82,9 @@ static sla_status hs_dot(const sla_space *V, const void *x, const void *y, doubl
 {
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, 2));
-    *xy = SLA_DISPATCH(V->dtype, hs_dot, (h->nchunks, par, h->bounds, x, y));
+    real_view w;
+    const real_view *R = view_of(V, &w);
+    *xy = SLA_DISPATCH(R->dtype, hs_dot, (h->nchunks, par, R->bd, x, y));
     return sla_space_reduce(V, SLA_REDUCE_SUM, xy, 1);
 }
 
@@ -72,7 +99,9 @@ static sla_status hs_axpby(const sla_space *V, double a, const void *x, double b
 {
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, b == 0 ? 2 : 3));
-    SLA_DISPATCH(V->dtype, hs_axpby, (h->nchunks, par, h->bounds, a, x, b, y));
+    real_view w;
+    const real_view *R = view_of(V, &w);
+    SLA_DISPATCH(R->dtype, hs_axpby, (h->nchunks, par, R->bd, a, x, b, y));
     return SLA_OK;
 }
 
@@ -82,8 +111,19 @@ static sla_status hs_cg_update(const sla_space *V, double alpha, const void *p, 
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, inv_diag ? 7 : 6));
     double s[2];
-    SLA_DISPATCH(V->dtype, hs_cg_update, (h->nchunks, par, h->bounds, alpha, p, q, x, r,
-                                          inv_diag, &s[0], &s[1]));
+    real_view w;
+    const real_view *R = view_of(V, &w);
+    if (inv_diag && R->dtype != V->dtype) {       /* complex Jacobi: a complex product */
+        if (V->dtype == SLA_COMPLEX128)
+            hz_cg_update_c128(h->nchunks, par, h->bounds, alpha, p, q, x, r, inv_diag, &s[0],
+                              &s[1]);
+        else
+            hz_cg_update_c64(h->nchunks, par, h->bounds, alpha, p, q, x, r, inv_diag, &s[0],
+                             &s[1]);
+    } else {
+        SLA_DISPATCH(R->dtype, hs_cg_update, (h->nchunks, par, R->bd, alpha, p, q, x, r,
+                                              inv_diag, &s[0], &s[1]));
+    }
     SLA_TRY(sla_space_reduce(V, SLA_REDUCE_SUM, s, 2));
     *rr = s[0];
     *rz = s[1];
@@ -95,19 +135,30 @@ static sla_status hs_cg_direction(const sla_space *V, double beta, const void *z
 {
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, inv_diag ? 4 : 3));
-    SLA_DISPATCH(V->dtype, hs_cg_direction, (h->nchunks, par, h->bounds, beta, z, inv_diag, p));
+    real_view w;
+    const real_view *R = view_of(V, &w);
+    if (inv_diag && R->dtype != V->dtype) {       /* complex Jacobi: a complex product */
+        if (V->dtype == SLA_COMPLEX128)
+            hz_cg_direction_c128(h->nchunks, par, h->bounds, beta, z, inv_diag, p);
+        else
+            hz_cg_direction_c64(h->nchunks, par, h->bounds, beta, z, inv_diag, p);
+    } else {
+        SLA_DISPATCH(R->dtype, hs_cg_direction, (h->nchunks, par, R->bd, beta, z, inv_diag, p));
+    }
     return SLA_OK;
 }
 
 static sla_status hs_amax(const sla_space *V, const void *x, double *m)
 {
-    *m = SLA_DISPATCH(V->dtype, hs_amax, (V->n, x));
+    int parts = sla_dtype_is_complex(V->dtype) ? 2 : 1;    /* of the parts */
+    *m = SLA_DISPATCH(sla_dtype_real(V->dtype), hs_amax, (parts * V->n, x));
     return sla_space_reduce(V, SLA_REDUCE_MAX, m, 1);
 }
 
 static sla_status hs_scale_pow2(const sla_space *V, int e, const void *x, void *y)
 {
-    SLA_DISPATCH(V->dtype, hs_scale_pow2, (V->n, e, x, y));
+    int parts = sla_dtype_is_complex(V->dtype) ? 2 : 1;
+    SLA_DISPATCH(sla_dtype_real(V->dtype), hs_scale_pow2, (parts * V->n, e, x, y));
     return SLA_OK;
 }
 
@@ -117,6 +168,31 @@ static sla_status hs_find_nonfinite(const sla_space *V, const void *x, int64_t *
     if (any == 0) *bad = -1;
     SLA_TRY(sla_space_reduce(V, SLA_REDUCE_MAX, &any, 1));
     return any > 0 ? SLA_ENONFINITE : SLA_OK;
+}
+
+/* the complex slots (complex spaces only) */
+static sla_status hs_zdot(const sla_space *V, int conj, const void *x, const void *y,
+                          double xy[2])
+{
+    const sla_host_space *h = H(V);
+    int par = sla_host_par(h, bytes_of(V, 2));
+    double complex d = V->dtype == SLA_COMPLEX128
+                           ? hz_dot_c128(h->nchunks, par, h->bounds, conj, x, y)
+                           : hz_dot_c64(h->nchunks, par, h->bounds, conj, x, y);
+    xy[0] = creal(d);
+    xy[1] = cimag(d);
+    return sla_space_reduce(V, SLA_REDUCE_SUM, xy, 2);
+}
+
+static sla_status hs_zaxpby(const sla_space *V, const double a[2], const void *x,
+                            const double b[2], void *y)
+{
+    const sla_host_space *h = H(V);
+    int par = sla_host_par(h, bytes_of(V, b[0] == 0 && b[1] == 0 ? 2 : 3));
+    double complex ca = CMPLX(a[0], a[1]), cb = CMPLX(b[0], b[1]);
+    if (V->dtype == SLA_COMPLEX128) hz_axpby_c128(h->nchunks, par, h->bounds, ca, x, cb, y);
+    else hz_axpby_c64(h->nchunks, par, h->bounds, ca, x, cb, y);
+    return SLA_OK;
 }
 
 int sla_host_space_chunks(int64_t n, double bytes)
@@ -141,4 +217,8 @@ void sla_host_space_init(sla_space *V, sla_host_space *h, int64_t n, sla_dtype d
                      .norm = hs_norm, .axpby = hs_axpby, .cg_update = hs_cg_update,
                      .cg_direction = hs_cg_direction, .amax = hs_amax,
                      .scale_pow2 = hs_scale_pow2, .find_nonfinite = hs_find_nonfinite};
+    if (sla_dtype_is_complex(dtype)) {
+        V->zdot = hs_zdot;
+        V->zaxpby = hs_zaxpby;
+    }
 }

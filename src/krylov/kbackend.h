@@ -17,9 +17,8 @@ typedef struct sla_krylov_kind {
     double (*kernel_bytes)(const sla_solver *s);
 } sla_krylov_kind;
 
+/* CSR (real and complex dtypes: sla_csr_operator) and matrix-free */
 extern const sla_krylov_kind sla_krylov_kind_csr, sla_krylov_kind_fn;
-/* complex128 / complex64 CSR matrices: the equivalent real formulation (complex_kind.c) */
-extern const sla_krylov_kind sla_krylov_kind_complex;
 
 typedef struct sla_krylov_impl {
     const sla_krylov_kind *kind;
@@ -27,11 +26,7 @@ typedef struct sla_krylov_impl {
     char auto_note[400];         /* why precond = auto chose this one ("" otherwise) */
     int pc_broken;               /* the last refactor failed: the preconditioner is unusable */
     char pc_error[256];          /* and why */
-    int64_t *complex_diag;       /* complex dtypes with Jacobi: the CSR slot of each a_ii */
 } sla_krylov_impl;
 
-/* Jacobi for the complex kind (complex_kind.c): finds the diagonal slots (SLA_EBREAKDOWN for a
- * missing or zero diagonal entry, naming it). */
-sla_status sla_krylov_complex_jacobi(sla_solver *s);
 
 #endif

@@ -11,6 +11,7 @@ sla_kmethod sla_krylov_method(sla_method m)
     case SLA_METHOD_GMRES: return sla_krylov_gmres;
     case SLA_METHOD_MINRES: return sla_krylov_minres;
     case SLA_METHOD_LSQR: return sla_krylov_lsqr;
+    case SLA_METHOD_COCG: return sla_krylov_cocg;
     default: return NULL;
     }
 }

@@ -49,6 +49,59 @@ static inline double sla_csr_bytes(int64_t n, int64_t nnz, size_t es)
     return (double)nnz * (double)(es + 4) + (double)n * (double)(8 + 3 * es);
 }
 
+/* ---- complex scalars of the methods (GMRES, BiCGStab, COCG) ----
+ * Those methods keep their scalars in double complex whatever the space: in a real space every
+ * imaginary part stays 0 and these helpers call the real slots, so the real path gives the
+ * bits it gave before (a product or quotient of reals with zero imaginary parts is exact). */
+#include <complex.h>
+#include <math.h>
+
+static inline double complex sla_kcmplx(double re, double im)
+{
+    return __builtin_complex(re, im);
+}
+
+/* *xy = xᴴy (conj = 1) or xᵀy (conj = 0); the real dot in a real space */
+static inline sla_status sla_kzdot(const sla_space *V, int conj, const void *x, const void *y,
+                                   double complex *xy)
+{
+    if (V->zdot) {
+        double t[2];
+        SLA_TRY(V->zdot(V, conj, x, y, t));
+        *xy = sla_kcmplx(t[0], t[1]);
+        return SLA_OK;
+    }
+    double t;
+    SLA_TRY(V->dot(V, x, y, &t));
+    *xy = t;
+    return SLA_OK;
+}
+
+/* y = a·x + b·y; real scalars take the real slot (also in a complex space) */
+static inline sla_status sla_kzaxpby(const sla_space *V, double complex a, const void *x,
+                                     double complex b, void *y)
+{
+    if (V->zaxpby && (cimag(a) != 0 || cimag(b) != 0)) {
+        double ca[2] = {creal(a), cimag(a)}, cb[2] = {creal(b), cimag(b)};
+        return V->zaxpby(V, ca, x, cb, y);
+    }
+    return V->axpby(V, creal(a), x, creal(b), y);
+}
+
+/* a / b: a real b divides the parts (exact as in real arithmetic), else Smith's algorithm
+ * (no overflow for large |b|; independent of the compiler's complex-division flags) */
+static inline double complex sla_kzdiv(double complex a, double complex b)
+{
+    double c = creal(b), d = cimag(b);
+    if (d == 0) return sla_kcmplx(creal(a) / c, cimag(a) / c);
+    if (fabs(c) >= fabs(d)) {
+        double t = d / c, den = c + d * t;
+        return sla_kcmplx((creal(a) + cimag(a) * t) / den, (cimag(a) - creal(a) * t) / den);
+    }
+    double t = c / d, den = c * t + d;
+    return sla_kcmplx((creal(a) * t + cimag(a)) / den, (cimag(a) * t - creal(a)) / den);
+}
+
 /* ---- the methods ---- */
 
 typedef sla_status (*sla_kmethod)(const sla_operator *A, sla_op op, const sla_krylov_params *P,
@@ -80,6 +133,15 @@ sla_status sla_krylov_gmres(const sla_operator *A, sla_op op, const sla_krylov_p
  * the stopping rule is in the 2-norm. */
 sla_status sla_krylov_minres(const sla_operator *A, sla_op op, const sla_krylov_params *P,
                              const void *b, void *x, sla_krylov_result *res);
+
+/* COCG, conjugate orthogonal conjugate gradients (van der Vorst & Melissen 1990), for complex
+ * symmetric A = Aᵀ (not Hermitian: Helmholtz with absorbing boundaries) with a complex symmetric
+ * preconditioner M: CG with the unconjugated bilinear form xᵀy in place of xᴴy, one SpMV and
+ * short recurrences like CG. On a real symmetric A it is CG without CG's definiteness test.
+ * pᵀAp or rᵀM⁻¹r at rounding level relative to the norms of its vectors is a breakdown
+ * (reason breakdown; the bilinear form can vanish for r ≠ 0, unlike an inner product). */
+sla_status sla_krylov_cocg(const sla_operator *A, sla_op op, const sla_krylov_params *P,
+                           const void *b, void *x, sla_krylov_result *res);
 
 /* LSQR (Paige & Saunders 1982) for min ‖b − op(A)x‖₂² + P->damp²‖x‖₂², A: domain → range of any
  * shape; b lives in op(A)'s range, x in its domain. No preconditioner. Stopping rules,

@@ -16,9 +16,12 @@ static sla_status check_space(const char *what, const sla_space *V)
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
         if (!slots[i].slot)
             return SLA_FAIL_AS("sla_krylov_run", SLA_EINVAL, "%s->%s is NULL", what, slots[i].name);
-    if (V->dtype != SLA_FLOAT64 && V->dtype != SLA_FLOAT32)
-        return SLA_FAIL_AS("sla_krylov_run", SLA_EDTYPE, "%s->dtype = %d is not float64 or "
-                           "float32", what, (int)V->dtype);
+    if (V->dtype != SLA_FLOAT64 && V->dtype != SLA_FLOAT32 && !sla_dtype_is_complex(V->dtype))
+        return SLA_FAIL_AS("sla_krylov_run", SLA_EDTYPE, "%s->dtype = %d is not float64, "
+                           "float32, complex128 or complex64", what, (int)V->dtype);
+    if (sla_dtype_is_complex(V->dtype) && (!V->zdot || !V->zaxpby))
+        return SLA_FAIL_AS("sla_krylov_run", SLA_EINVAL, "%s is %s but its zdot or zaxpby slot "
+                           "is NULL", what, sla_dtype_name(V->dtype));
     if (V->n < 0)
         return SLA_FAIL_AS("sla_krylov_run", SLA_EINVAL, "%s->n = %lld < 0", what, (long long)V->n);
     return SLA_OK;
@@ -32,11 +35,15 @@ static sla_status check(sla_method method, const sla_operator *A, sla_op op,
                      sla_method_name(method));
     SLA_CHECK_ARG_AS(func, A && P && res, "A, P or res is NULL");
     SLA_CHECK_ARG_AS(func, A->apply, "A->apply is NULL");
-    SLA_CHECK_ARG_AS(func, op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    SLA_CHECK_ARG_AS(func, op == SLA_OP_N || op == SLA_OP_T ||
+                     (op == SLA_OP_C && A->domain && sla_dtype_is_complex(A->domain->dtype)),
+                     "op = %d is not N or T (or C, for a complex operator)", (int)op);
     SLA_TRY(check_space("A->domain", A->domain));
     SLA_TRY(check_space("A->range", A->range));
     SLA_CHECK_ARG_AS(func, A->domain->dtype == A->range->dtype, "A->domain is %s but A->range %s",
                      sla_dtype_name(A->domain->dtype), sla_dtype_name(A->range->dtype));
+    SLA_CHECK_ARG_AS(func, method != SLA_METHOD_LSQR || !sla_dtype_is_complex(A->domain->dtype),
+                     "method lsqr does not take %s vectors yet", sla_dtype_name(A->domain->dtype));
     SLA_CHECK_ARG_AS(func, method == SLA_METHOD_LSQR || A->domain->n == A->range->n,
                      "method %s needs a square operator (domain %lld, range %lld entries)",
                      sla_method_name(method), (long long)A->domain->n, (long long)A->range->n);

@@ -4,7 +4,9 @@
  * (numeric); update() refactors only. apply(N) solves L then U; apply(T) solves Uᵀ then Lᵀ,
  * with Uᵀ and Lᵀ stored explicitly (built by prepare(T) on the first transposed solve) so that
  * every solve is a row gather that can run by level schedule. A zero pivot (a missing or
- * cancelled diagonal) fails with SLA_EBREAKDOWN naming the row. */
+ * cancelled diagonal) fails with SLA_EBREAKDOWN naming the row. Complex dtypes: the same
+ * factorization in complex arithmetic; op = T applies M⁻ᵀ, op = C M⁻ᴴ (by conjugating around
+ * the transposed solves). */
 #include <math.h>
 #include <stdio.h>
 
@@ -22,6 +24,7 @@ typedef struct ilu0_t {
 } ilu0_t;
 
 #define SLA_TEMPLATE "precond/t_ilu0.h"
+#define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
 static int ilu0_row(void *ctx, int64_t b, int64_t i, int64_t *w)
@@ -31,7 +34,7 @@ static int ilu0_row(void *ctx, int64_t b, int64_t i, int64_t *w)
     size_t es = sla_dtype_size(pc->dtype);
     const char *a = (const char *)F->A->values + (size_t)(b * sla_pattern_nnz(F->A->pattern)) * es;
     char *d = (char *)F->dinv + (size_t)(b * pc->n) * es;
-    return SLA_DISPATCH(pc->dtype, ilu0_row, (F, (const void *)a, sla_tri_values(&F->L, pc->dtype, F->Lv, b),
+    return SLA_DISPATCH_ALL(pc->dtype, ilu0_row, (F, (const void *)a, sla_tri_values(&F->L, pc->dtype, F->Lv, b),
                                               sla_tri_values(&F->U, pc->dtype, F->Uv, b), (void *)d, i, w));
 }
 
@@ -105,6 +108,24 @@ static sla_status ilu0_prepare(sla_pc *pc, sla_op op)
     return SLA_OK;
 }
 
+/* y = conj(x) for n entries of a complex dtype (y may be x) */
+static void conj_copy(sla_dtype t, int64_t n, const void *x, void *y)
+{
+    const float *xf = x;
+    float *yf = y;
+    const double *xd = x;
+    double *yd = y;
+    for (int64_t i = 0; i < n; i++) {
+        if (t == SLA_COMPLEX128) {
+            yd[2 * i] = xd[2 * i];
+            yd[2 * i + 1] = -xd[2 * i + 1];
+        } else {
+            yf[2 * i] = xf[2 * i];
+            yf[2 * i + 1] = -xf[2 * i + 1];
+        }
+    }
+}
+
 static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z)
 {
     const ilu0_t *F = pc->impl;
@@ -113,11 +134,14 @@ static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void 
     if (op == SLA_OP_N) {          /* L U z = r */
         sla_tri_solve(&F->L, t, sla_tri_values(&F->L, t, F->Lv, b), NULL, r, z);
         sla_tri_solve(&F->U, t, sla_tri_values(&F->U, t, F->Uv, b), d, z, z);
-    } else {                       /* Uᵀ Lᵀ z = r */
+    } else {                       /* Uᵀ Lᵀ z = r; op = C: z = conj(M⁻ᵀ conj(r)) = M⁻ᴴ r */
         if (!F->transposed)
             return SLA_FAIL(SLA_EINTERNAL, "ILU(0) applied transposed before prepare(T)");
-        sla_tri_solve(&F->Ut.T, t, sla_tri_values(&F->Ut.T, t, F->Ut.values, b), d, r, z);
+        int cj = op == SLA_OP_C && sla_dtype_is_complex(t);
+        if (cj) conj_copy(t, pc->n, r, z);
+        sla_tri_solve(&F->Ut.T, t, sla_tri_values(&F->Ut.T, t, F->Ut.values, b), d, cj ? z : r, z);
         sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), NULL, z, z);
+        if (cj) conj_copy(t, pc->n, z, z);
     }
     return SLA_OK;
 }

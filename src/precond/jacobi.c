@@ -1,7 +1,8 @@
 /* Jacobi (diagonal) preconditioner: M = diag(A), or diag(|A|) for MINRES, whose preconditioner
  * must be SPD. A zero or missing diagonal entry fails the set-up with SLA_EBREAKDOWN naming the
  * row. The inverse diagonal is exposed (sla_pc_inv_diag) so that CG fuses M⁻¹ into its vector
- * updates. */
+ * updates. Complex: M = diag(A) (complex symmetric for COCG; real for a Hermitian A, as CG
+ * needs) or diag(|A|) (SPD, MINRES); op = C applies diag(A)⁻ᴴ. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -9,13 +10,14 @@
 #include "precond/precond.h"
 
 #define SLA_TEMPLATE "precond/t_jacobi.h"
+#define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
 static sla_status jacobi_update(sla_pc *pc, const sla_matrix *A)
 {
     void *d = (void *)pc->inv_diag;
     SLA_TRY(sla_matrix_diagonal(A, d));
-    int64_t bad = SLA_DISPATCH(pc->dtype, jacobi_invert, (pc->batch * pc->n, pc->opt.absolute_diagonal, d));
+    int64_t bad = SLA_DISPATCH_ALL(pc->dtype, jacobi_invert, (pc->batch * pc->n, pc->opt.absolute_diagonal, d));
     if (bad >= 0)
         return sla_pc_fail(pc, SLA_EBREAKDOWN, __func__, NULL, "Jacobi: zero or missing "
                            "diagonal entry in row %lld (batch element %lld)", (long long)(bad % pc->n), (long long)(bad / pc->n));
@@ -33,9 +35,8 @@ static sla_status jacobi_setup(sla_pc *pc, const sla_matrix *A)
 
 static sla_status jacobi_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z)
 {
-    (void)op;
     const char *d = (const char *)pc->inv_diag + (size_t)(b * pc->n) * sla_dtype_size(pc->dtype);
-    SLA_DISPATCH(pc->dtype, jacobi_apply, (pc->n, (const void *)d, r, z));
+    SLA_DISPATCH_ALL(pc->dtype, jacobi_apply, (pc->n, op == SLA_OP_C, (const void *)d, r, z));
     return SLA_OK;
 }
 

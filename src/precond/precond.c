@@ -49,9 +49,11 @@ static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int
     SLA_CHECK_ARG(A || o->kind == SLA_PRECOND_USER, "preconditioner %s needs the matrix",
                   sla_precond_name(o->kind));
     SLA_CHECK_ARG(o->kind != SLA_PRECOND_USER || o->user, "user preconditioner callback is NULL");
-    if (sla_dtype_is_complex(dtype) && o->kind != SLA_PRECOND_USER && o->kind != SLA_PRECOND_NONE)
-        return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (none and "
-                        "user do)", sla_precond_name(o->kind), sla_dtype_name(dtype));
+    if (sla_dtype_is_complex(dtype) && o->kind != SLA_PRECOND_USER && o->kind != SLA_PRECOND_NONE &&
+        o->kind != SLA_PRECOND_JACOBI && o->kind != SLA_PRECOND_ILU0)
+        return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (none, "
+                        "jacobi, ilu0 and user do)", sla_precond_name(o->kind),
+                        sla_dtype_name(dtype));
     sla_pc *pc = sla_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return SLA_ENOMEM;
     pc->cls = cls;

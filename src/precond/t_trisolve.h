@@ -1,16 +1,22 @@
-/* Template (see core/instantiate.h): sparse triangular solves of precond/trifactor.h. */
+/* Template (see core/instantiate.h; real and complex instances): sparse triangular solves of
+ * precond/trifactor.h. Sums in double (double complex for the complex dtypes). */
+#if SLA_COMPLEX
+#define TACC double complex
+#else
+#define TACC double
+#endif
 
 /* row i of the substitution: out_i = (rhs_i − Σ t_ij out_j)·inv_diag_i */
-static inline void FN(tri_row)(const int64_t *rp, const int32_t *ci, const REAL *t,
-                               const REAL *dinv, const REAL *rhs, REAL *out, int64_t i)
+static inline void FN(tri_row)(const int64_t *rp, const int32_t *ci, const ENTRY *t,
+                               const ENTRY *dinv, const ENTRY *rhs, ENTRY *out, int64_t i)
 {
-    double s = rhs[i];
-    for (int64_t k = rp[i]; k < rp[i + 1]; k++) s -= (double)t[k] * (double)out[ci[k]];
-    out[i] = dinv ? (REAL)(s * (double)dinv[i]) : (REAL)s;
+    TACC s = rhs[i];
+    for (int64_t k = rp[i]; k < rp[i + 1]; k++) s -= (TACC)t[k] * (TACC)out[ci[k]];
+    out[i] = dinv ? (ENTRY)(s * (TACC)dinv[i]) : (ENTRY)s;
 }
 
-static void FN(tri_solve)(const sla_tri *T, const REAL *t, const REAL *dinv, const REAL *rhs,
-                          REAL *out)
+static void FN(tri_solve)(const sla_tri *T, const ENTRY *t, const ENTRY *dinv, const ENTRY *rhs,
+                          ENTRY *out)
 {
     const int64_t *rp = T->rowptr;
     const int32_t *ci = T->colind;
@@ -30,7 +36,9 @@ static void FN(tri_solve)(const sla_tri *T, const REAL *t, const REAL *dinv, con
     }
 }
 
-static void FN(tri_gather)(int64_t count, const int64_t *idx, const REAL *src, REAL *dst)
+static void FN(tri_gather)(int64_t count, const int64_t *idx, const ENTRY *src, ENTRY *dst)
 {
     for (int64_t k = 0; k < count; k++) dst[k] = src[idx[k]];
 }
+
+#undef TACC

@@ -6,6 +6,7 @@
 #include "precond/trifactor.h"
 
 #define SLA_TEMPLATE "precond/t_trisolve.h"
+#define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
 /* A level schedule pays off only with several threads and wide levels: each level ends in a
@@ -154,7 +155,7 @@ sla_status sla_tri_schedule(sla_tri *T)
 void sla_tri_solve(const sla_tri *T, sla_dtype dtype, const void *values, const void *inv_diag,
                    const void *rhs, void *out)
 {
-    SLA_DISPATCH(dtype, tri_solve, (T, values, inv_diag, rhs, out));
+    SLA_DISPATCH_ALL(dtype, tri_solve, (T, values, inv_diag, rhs, out));
 }
 
 void *sla_tri_values(const sla_tri *T, sla_dtype dtype, const void *values, int64_t b)
@@ -189,7 +190,7 @@ sla_status sla_tri_mirror_create(const sla_tri *src, sla_dtype dtype, int64_t ba
 void sla_tri_mirror_gather(sla_tri_mirror *M, sla_dtype dtype, int64_t batch, const void *src_values)
 {
     for (int64_t b = 0; b < batch; b++)
-        SLA_DISPATCH(dtype, tri_gather, (M->T.nnz, M->perm, sla_tri_values(&M->T, dtype, src_values, b),
+        SLA_DISPATCH_ALL(dtype, tri_gather, (M->T.nnz, M->perm, sla_tri_values(&M->T, dtype, src_values, b),
                                          sla_tri_values(&M->T, dtype, M->values, b)));
 }
 

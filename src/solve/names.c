@@ -5,7 +5,7 @@
 #include "core/internal.h"
 
 static const char *const method_names[SLA_METHOD_COUNT] = {
-    "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr"};
+    "auto", "cholesky", "ldlt", "lu", "klu", "cg", "bicgstab", "gmres", "minres", "lsqr", "cocg"};
 static const char *const precond_names[SLA_PRECOND_COUNT] = {
     "auto", "none", "jacobi", "ic0", "ilu0", "amg", "user"};
 static const char *const ordering_names[SLA_ORDERING_COUNT] = {"auto", "natural", "amd", "metis"};
@@ -63,5 +63,5 @@ sla_status sla_ordering_from_name(const char *name, sla_ordering *o)
 int sla_method_is_iterative(sla_method m)
 {
     return m == SLA_METHOD_CG || m == SLA_METHOD_BICGSTAB || m == SLA_METHOD_GMRES ||
-           m == SLA_METHOD_MINRES || m == SLA_METHOD_LSQR;
+           m == SLA_METHOD_MINRES || m == SLA_METHOD_LSQR || m == SLA_METHOD_COCG;
 }

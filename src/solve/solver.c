@@ -1,6 +1,7 @@
 /* Solver objects, their lifecycle: options, create (with a matrix or a matrix-free operator),
  * refactor, logdet, free, and the accessors (public, and for backends). The solve is solve.c,
  * its backward vjp.c and lstsq.c. */
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,6 +118,38 @@ static sla_status device_create(sla_solver *s)
     return st;
 }
 
+/* method = auto among the Krylov methods for a complex A: Hermitian with a positive diagonal
+ * (necessary for positive definite; CG's curvature test decides the rest) → CG; Hermitian
+ * otherwise → MINRES; complex symmetric (Aᵀ = A, Helmholtz with absorbing boundaries) → COCG;
+ * general → GMRES. */
+static sla_status complex_krylov_method(const sla_matrix *A, int herm, double eps, sla_method *m)
+{
+    if (herm) {
+        const int64_t *rp = sla_pattern_rowptr(A->pattern);
+        const int32_t *ci = sla_pattern_colind(A->pattern);
+        int64_t n = sla_pattern_nrows(A->pattern), nnz = sla_pattern_nnz(A->pattern);
+        int posdiag = 1;
+        for (int64_t b = 0; b < A->batch && posdiag; b++)
+            for (int64_t i = 0; i < n && posdiag; i++) {
+                double d = 0;
+                for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+                    if (ci[k] != i) continue;
+                    size_t at = (size_t)(b * nnz + k);
+                    d += A->dtype == SLA_COMPLEX128
+                             ? creal(((const double complex *)A->values)[at])
+                             : crealf(((const float complex *)A->values)[at]);
+                }
+                posdiag = d > 0;
+            }
+        *m = posdiag ? SLA_METHOD_CG : SLA_METHOD_MINRES;
+        return SLA_OK;
+    }
+    int sym = 0;
+    SLA_TRY(sla_matrix_is_symmetric(A, 1000 * eps, 0, &sym));
+    *m = sym ? SLA_METHOD_COCG : SLA_METHOD_GMRES;
+    return SLA_OK;
+}
+
 sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt, sla_solver **out)
 {
     SLA_CHECK_ARG(out, "out is NULL");
@@ -126,8 +159,9 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
     sla_method method = opt ? opt->method : SLA_METHOD_AUTO;
     if (sla_dtype_is_complex(A->dtype)) {
         /* complex, method = auto: Cholesky (CHOLMOD LLᴴ) for a Hermitian matrix whose
-         * factorization succeeds, else sparse LU (UMFPACK); a method no backend serves for
-         * complex is refused by sla_backend_find by name */
+         * factorization succeeds, else sparse LU (UMFPACK); with backend = "krylov" the
+         * Krylov method of the matrix's class (complex_krylov_method); a method no backend
+         * serves for complex is refused by sla_backend_find by name */
         if (m != n)
             return SLA_FAIL(SLA_EUNSUPPORTED, "A is %lld × %lld %s: complex least squares is "
                             "not supported yet", (long long)m, (long long)n,
@@ -138,6 +172,10 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
             int herm = 0;
             double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
             SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
+            if (o.backend && strcasecmp(o.backend, "krylov") == 0) {
+                SLA_TRY(complex_krylov_method(A, herm, eps, &o.method));
+                return sla_solver_create(A, &o, out);
+            }
             if (herm) {
                 o.method = SLA_METHOD_CHOLESKY;
                 sla_status st = sla_solver_create(A, &o, out);

@@ -164,7 +164,7 @@ def test_refusals_are_clear():
         with pytest.raises(Exception, match="complex128"):
             A.solve(b, method=method)
     with pytest.raises(Exception, match="complex128"):
-        A.solve(b, method="gmres", preconditioner="ilu0")
+        A.solve(b, method="gmres", preconditioner="ic0")
     with pytest.raises(Exception, match="not Hermitian"):     # eigsh: Hermitian only
         A.eigsh(k=2)
     with pytest.raises(TypeError, match="imaginary part"):
@@ -180,13 +180,24 @@ def test_refusals_are_clear():
                                                  ("gmres", False, "none"),
                                                  ("bicgstab", False, "none"),
                                                  ("cg", True, "jacobi"),
-                                                 ("gmres", False, "jacobi")])
+                                                 ("gmres", False, "jacobi"),
+                                                 ("gmres", False, "ilu0"),
+                                                 ("bicgstab", False, "ilu0"),
+                                                 ("cocg", "symmetric", "none"),
+                                                 ("cocg", "symmetric", "jacobi"),
+                                                 ("cocg", "symmetric", "ilu0")])
 def test_krylov_complex(method, hermitian, pc):
-    """Krylov methods on complex matrices (the equivalent real formulation) against dense
-    solves, and their gradients against LU's."""
+    """Krylov methods on complex matrices (true complex methods on complex spaces) against
+    dense solves, and their gradients against LU's."""
     n = 30
     row, col, vals, D = random_complex(n, seed=15)
-    if hermitian:                     # D + Dᴴ with a dominant real diagonal: Hermitian PD
+    if hermitian == "symmetric":      # D + Dᵀ, complex symmetric (COCG's class)
+        H = D + D.T
+        H.diagonal().copy_(H.diagonal() + 4 * n ** 0.5)
+        nz = H != 0
+        row, col = nz.nonzero().t()
+        vals, D = H[row, col], H
+    elif hermitian:                   # D + Dᴴ with a dominant real diagonal: Hermitian PD
         H = D + D.conj().T
         H.diagonal().copy_(H.diagonal().real + 4 * n ** 0.5)
         nz = H != 0
@@ -288,3 +299,30 @@ def test_cholesky_hermitian_and_auto():
     assert (v.grad - v2.grad).abs().max() < 1e-12 * v2.grad.abs().max()
     with pytest.raises(Exception, match="not Hermitian"):
         SparseTensor(vals + 0.1j * (row != col), row, col, (n, n)).solve(b, method="cholesky")
+
+
+def helmholtz_1d_complex(n, k=0.4):
+    """−u'' − k²(1 + 0.1i)u with an absorbing end: complex symmetric, tridiagonal."""
+    i = torch.arange(n)
+    row = torch.cat([i, i[:-1], i[1:]])
+    col = torch.cat([i, i[1:], i[:-1]])
+    diag = torch.full((n,), 2 - k * k * (1 + 0.1j), dtype=torch.complex128)
+    diag[-1] -= 1j * k
+    vals = torch.cat([diag, -torch.ones(2 * (n - 1), dtype=torch.complex128)])
+    return row, col, vals
+
+
+@pytest.mark.parametrize("method,pc", [("cocg", "ilu0"), ("gmres", "jacobi"),
+                                       ("bicgstab", "none")])
+def test_krylov_complex_gradcheck(method, pc):
+    """torch.autograd.gradcheck through a Krylov complex solve, in the values and in b."""
+    n = 12
+    row, col, vals = helmholtz_1d_complex(n)
+    b = crandn(n, seed=21)
+    v = vals.clone().requires_grad_(True)
+    bb = b.clone().requires_grad_(True)
+
+    def f(w, rhs):
+        return SparseTensor(w, row, col, (n, n)).solve(rhs, method=method, preconditioner=pc,
+                                                       rtol=1e-13, maxiter=2000)
+    assert gradcheck(f, (v, bb), eps=1e-6, atol=1e-6, rtol=1e-5)

@@ -19,7 +19,7 @@ static const char help[] =
     "  --rhs ones|random|FILE  right-hand side (default ones; random: uniform in [-1, 1), seed 1;\n"
     "                          FILE: a Matrix Market n x 1 array or coordinate file)\n"
     "  --method M              auto (default), cholesky, ldlt, lu, klu, cg, bicgstab, gmres, minres,\n"
-    "                          lsqr\n"
+    "                          lsqr, cocg (complex symmetric)\n"
     "  --precond P             auto (default), none, jacobi, ic0, ilu0, amg (iterative methods;\n"
     "                          with a direct method it is ignored, with a warning on stderr)\n"
     "  --rtol R                relative tolerance >= 0: stop when\n"
