@@ -2,14 +2,17 @@
 """Inverse coefficient problem over MPI ranks with torch_sla.DSparseTensor: recover the
 conductivity κ(x, y) of −∇·(κ∇u) = 1 on the unit square from the observed solution u_obs, by
 gradient descent on the equation error ‖A(κ) u_obs − f‖² (+ the smoothness regulariser of
-examples/inverse_coefficient.py), each rank assembling only its own rows of A(κ).
+examples/inverse_coefficient.py), each rank assembling only its own rows of A(κ); or, with
+--loss output, by the output error ‖u(κ) − u_obs‖² of examples/inverse_coefficient.py, u(κ) =
+A(κ)⁻¹ f by libsla_mpi's distributed solve (DSparseTensor.solve) and its VJP.
 
 The discretisation, κ*, the parameterisation κ = softplus(θ) and the regulariser are those of
 examples/inverse_coefficient.py (its assembly_map). What differs: the misfit is the equation
-error (an SpMV, which libsla_mpi runs distributed, with its adjoint, the reverse halo exchange,
-in the backward) instead of the output error ‖u(κ) − u_obs‖² (a solve per step, which needs
-libsla_mpi's distributed solvers, not in this build: DSparseTensor.solve says so). u_obs is
-computed once, serially, on every rank (data generation).
+error by default (an SpMV, which libsla_mpi runs distributed, with its adjoint, the reverse halo
+exchange, in the backward); --loss output takes the serial example's output error instead (one
+distributed solve forward, one transposed distributed solve backward: --method cg with
+--preconditioner jacobi|boomeramg|..., or lu, SuperLU_DIST). u_obs is computed once, serially,
+on every rank (data generation).
 
 Data parallel in θ: θ (size² nodes) is replicated on every rank; each rank's loss is the
 misfit of its own rows (rank 0 adds the regulariser once), so the sum of the ranks' losses is
@@ -106,6 +109,12 @@ def main(argv=None):
     ap.add_argument("--partition", default="metis",
                     choices=("metis", "contiguous", "coordinates"))
     ap.add_argument("--sync", default="mpi", choices=("mpi", "gloo"))
+    ap.add_argument("--loss", default="equation", choices=("equation", "output"),
+                    help="equation error ‖A(κ)u_obs − f‖² (an SpMV) or output error "
+                         "‖A(κ)⁻¹f − u_obs‖² (a distributed solve)")
+    ap.add_argument("--method", default="cg", help="DSparseTensor.solve method (--loss output)")
+    ap.add_argument("--preconditioner", default="jacobi")
+    ap.add_argument("--rtol", type=float, default=1e-12, help="solve tolerance (--loss output)")
     ap.add_argument("--check-serial", action="store_true")
     ap.add_argument("--serial-tol", type=float, default=1e-8,
                     help="--check-serial: largest |κ error distributed − serial| (1e-8)")
@@ -161,6 +170,10 @@ def main(argv=None):
 
     def misfit(kappa):
         Dk = D.with_coo_values(W_loc @ kappa)  # this rank's rows of A(κ)
+        if args.loss == "output":              # collective solve; its backward too
+            u = Dk.solve(f_loc, method=args.method, preconditioner=args.preconditioner,
+                         rtol=args.rtol, strict=True)
+            return (u - u_loc).pow(2).sum()
         return (Dk @ u_loc - f_loc).pow(2).sum()
 
     k_norm = float(torch.linalg.norm(k_true))
@@ -174,7 +187,7 @@ def main(argv=None):
 
     if rank == 0:
         info = D.partition_info
-        print(f"inverse coefficient (equation error) on {p} ranks: {size}×{size} nodes, "
+        print(f"inverse coefficient ({args.loss} error) on {p} ranks: {size}×{size} nodes, "
               f"{n} unknowns, nnz(A) = {row.numel()}, partition {args.partition} (edge cut "
               f"{info.edge_cut}, nnz imbalance {info.nnz_imbalance:.3f}), sync {args.sync}, "
               f"Adam lr {args.lr}, {args.steps} steps", flush=True)
@@ -200,6 +213,8 @@ def main(argv=None):
 
         def misfit_serial(kappa):
             A = SparseTensor(A_map @ kappa, row, col, (n, n))
+            if args.loss == "output":
+                return (A.solve(f) - u_obs).pow(2).sum()
             return (A @ u_obs - f).pow(2).sum()
 
         theta0 = torch.full((size * size,), math.log(math.e - 1.0), dtype=torch.float64,
