@@ -81,6 +81,10 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
     The C pattern (CSR structure) is built once and shared: by tensors derived from this one
     (``T()``, ``with_values``, arithmetic) and, through a small cache keyed by the index tensors,
     by SparseTensors built later on the same indices.
+
+    At scale prefer CSR input (``from_csr``, int32 accepted) or ``torch_sla.gallery``: their
+    ``row_indices`` / ``col_indices`` are computed on first access only, and the pattern cache
+    (which keeps private copies of COO indices) is not used (docs/scale.md).
     """
 
     __array_priority__ = 1000    # so that ndarray @ A defers to __rmatmul__
