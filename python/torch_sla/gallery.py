@@ -20,7 +20,8 @@ def _tensor(pattern_ptr, values_ptr):
     n = p.nnz
     if n:
         buf = (ctypes.c_double * n).from_address(values_ptr)
-        weakref.finalize(buf, lib.sla_free, values_ptr)     # libsla's allocator (ASan's too)
+        fin = weakref.finalize(buf, lib.sla_free, values_ptr)   # libsla's allocator (ASan's too)
+        fin.atexit = False       # at exit a live tensor may still point at it: the OS frees it
         vals = torch.frombuffer(buf, dtype=torch.float64)
     else:
         lib.sla_free(values_ptr)
