@@ -68,6 +68,10 @@ SLA_API const int64_t *sla_pattern_map(const sla_pattern *p);
 /** Borrowed [nnz] int64 row index of each CSR slot (built on first use, thread-safe). NULL only
  *  if that allocation failed. */
 SLA_API const int64_t *sla_pattern_rowind(const sla_pattern *p);
+/** 1 if input entry k is CSR slot k for every k (sorted unique CSR input, gallery matrices), so
+ *  gather and scatter are copies; answered without building the map (sla_pattern_map builds it
+ *  on first request, 8 bytes per entry). 0 otherwise or for NULL. */
+SLA_API int sla_pattern_map_is_identity(const sla_pattern *p);
 /** 1 if some input entries were duplicates, else 0. */
 SLA_API int sla_pattern_has_duplicates(const sla_pattern *p);
 

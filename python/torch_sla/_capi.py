@@ -141,6 +141,7 @@ _PROTOTYPES = {
     "sla_pattern_map": (c_void_p, [c_void_p]),
     "sla_pattern_rowind": (c_void_p, [c_void_p]),
     "sla_pattern_has_duplicates": (c_int, [c_void_p]),
+    "sla_pattern_map_is_identity": (c_int, [c_void_p]),
     "sla_pattern_is_structurally_symmetric": (c_int, [c_void_p]),
     "sla_pattern_connected_components": (c_int, [c_void_p, c_void_p, P(c_int64)]),
     # spgemm.h

@@ -41,9 +41,13 @@ class Pattern:
         self.nnz_input = lib.sla_pattern_nnz_input(ptr)
         self.has_duplicates = bool(lib.sla_pattern_has_duplicates(ptr))
         self._rowind = self._colind = self._transposed = None
-        # input order == CSR order: gather/scatter are the identity and are skipped
-        self.identity = (self.nnz == self.nnz_input and
-                         torch.equal(self.map(), torch.arange(self.nnz, dtype=torch.int64)))
+        # input order == CSR order: gather/scatter are the identity and are skipped. libsla
+        # knows it for sorted unique CSR and gallery input without building the map (8 bytes
+        # per entry, kept); COO input in CSR order is recognised from the map.
+        self.identity = (lib.has("sla_pattern_map_is_identity") and
+                         bool(lib.sla_pattern_map_is_identity(ptr))) or \
+            (self.nnz == self.nnz_input and
+             torch.equal(self.map(), torch.arange(self.nnz, dtype=torch.int64)))
 
     @classmethod
     def from_coo(cls, nrows, ncols, row, col):
@@ -55,6 +59,8 @@ class Pattern:
 
     @classmethod
     def from_csr(cls, nrows, ncols, rowptr, colind):
+        """rowptr [nrows + 1], colind [rowptr[-1]]: contiguous int64 CPU tensors (validated in C;
+        sorted unique rows are copied straight into the pattern, int32 columns, identity map)."""
         out = ctypes.c_void_p()
         check(lib.sla_pattern_from_csr(nrows, ncols, rowptr.data_ptr(), colind.data_ptr(),
                                        ctypes.byref(out)))

@@ -1,6 +1,7 @@
 """Gallery matrices built in libsla directly in CSR order (include/sla/gallery.h): the
 SparseTensor's entries *are* its CSR slots (no gather, no COO pass in Python)."""
 import ctypes
+import weakref
 
 import torch
 
@@ -10,17 +11,22 @@ from ._pattern import Pattern
 
 
 def _tensor(pattern_ptr, values_ptr):
-    """A float64 SparseTensor owning a new C pattern and a copy of libsla-allocated CSR values."""
+    """A float64 SparseTensor owning a new C pattern and libsla-allocated CSR values: the tensor
+    wraps libsla's buffer (freed with sla_free when the tensor's storage goes), so the build
+    holds one copy of the values, and the COO index tensors are computed only on first access
+    of row_indices / col_indices."""
     from .sparse_tensor import SparseTensor
     p = Pattern(pattern_ptr)
     n = p.nnz
-    try:
-        vals = torch.frombuffer((ctypes.c_double * n).from_address(values_ptr),
-                                dtype=torch.float64).clone() if n else \
-            torch.empty(0, dtype=torch.float64)
-    finally:
-        lib.sla_free(values_ptr)     # libsla's allocator (ASan's when preloaded)
-    return SparseTensor(vals, p.csr_rows(), p.csr_cols(), (p.nrows, p.ncols), _pattern=p)
+    if n:
+        buf = (ctypes.c_double * n).from_address(values_ptr)
+        fin = weakref.finalize(buf, lib.sla_free, values_ptr)   # libsla's allocator (ASan's too)
+        fin.atexit = False       # at exit a live tensor may still point at it: the OS frees it
+        vals = torch.frombuffer(buf, dtype=torch.float64)
+    else:
+        lib.sla_free(values_ptr)
+        vals = torch.empty(0, dtype=torch.float64)
+    return SparseTensor(vals, None, None, (p.nrows, p.ncols), _pattern=p)
 
 
 def grid(dims, diag, lower, upper):

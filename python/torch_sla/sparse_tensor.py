@@ -15,7 +15,7 @@ from . import _solve_functions as SF
 from ._args import (as_int, as_opt_int, as_opt_real, as_real, as_shape, batch_index,
                     shape_str)
 from ._capi import ITERATIVE, SLA_OP_N, SLA_OP_T, Matrix, check, lib
-from ._pattern import pattern_for
+from ._pattern import Pattern, pattern_for
 from ._solver import Options
 from ._st_spectral import SpectralMixin
 from ._st_surface import SurfaceMixin, _is_scalar
@@ -46,6 +46,18 @@ def _as_index(t, what):
     return t.contiguous()
 
 
+def _as_index_any(t, what):
+    """A 1-D integer CPU tensor of the caller's width (no int64 copy)."""
+    if not isinstance(t, torch.Tensor):
+        t = torch.as_tensor(t)
+    _check_cpu(t, what)
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise TypeError(f"{what} must be an integer tensor, got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {tuple(t.shape)}")
+    return t
+
+
 def _check_dense(x, dtype, what):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{what} must be a torch.Tensor, got {type(x).__name__}")
@@ -69,12 +81,16 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
     The C pattern (CSR structure) is built once and shared: by tensors derived from this one
     (``T()``, ``with_values``, arithmetic) and, through a small cache keyed by the index tensors,
     by SparseTensors built later on the same indices.
+
+    At scale prefer CSR input (``from_csr``, int32 accepted) or ``torch_sla.gallery``: their
+    ``row_indices`` / ``col_indices`` are computed on first access only, and the pattern cache
+    (which keeps private copies of COO indices) is not used (docs/scale.md).
     """
 
     __array_priority__ = 1000    # so that ndarray @ A defers to __rmatmul__
 
     def __init__(self, values, row_indices, col_indices, shape, sparse_dim=(-2, -1),
-                 _pattern=None):
+                 _pattern=None, _coo=None):
         shape = as_shape(shape)
         if tuple(sparse_dim) not in ((-2, -1), (len(shape) - 2, len(shape) - 1)):
             raise NotImplementedError("torch_sla supports sparse_dim=(-2, -1) only (no block "
@@ -85,23 +101,54 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         if values.dtype not in _VALUE_DTYPES:
             raise TypeError(f"values must be float64, float32, complex128 or complex64, got "
                             f"{values.dtype}")
-        row = _as_index(row_indices, "row_indices")
-        col = _as_index(col_indices, "col_indices")
-        if row.numel() != col.numel():
-            raise ValueError(f"row_indices has {row.numel()} entries but col_indices has "
-                             f"{col.numel()}")
-        expect = shape[:-2] + (row.numel(),)
+        if row_indices is None and col_indices is None and _pattern is not None:
+            # internal: COO indices computed on first access (CSR input, gallery); _coo is the
+            # caller's (crow, col) tensors, or None to read them from the pattern (CSR order)
+            row = col = None
+            nnz = _pattern.nnz_input
+        else:
+            row = _as_index(row_indices, "row_indices")
+            col = _as_index(col_indices, "col_indices")
+            if row.numel() != col.numel():
+                raise ValueError(f"row_indices has {row.numel()} entries but col_indices has "
+                                 f"{col.numel()}")
+            nnz = row.numel()
+        expect = shape[:-2] + (nnz,)
         if tuple(values.shape) != expect:
             raise ValueError(f"values has shape {shape_str(values.shape)}; for shape "
-                             f"{shape_str(shape)} with {row.numel()} entries it must be "
+                             f"{shape_str(shape)} with {nnz} entries it must be "
                              f"{shape_str(expect)}")
         self.values = values
-        self.row_indices = row
-        self.col_indices = col
+        self._row, self._col, self._coo = row, col, _coo
+        self._nnz = nnz
         self._shape = shape
         self._pattern = _pattern if _pattern is not None else \
             pattern_for(shape[-2], shape[-1], row, col)
         self._csr_cache = None
+
+    @property
+    def row_indices(self):
+        """[nnz] int64 row index of each entry. For tensors built from CSR (``from_csr``,
+        ``from_torch_sparse`` of a CSR tensor) or by ``torch_sla.gallery`` it is computed on first
+        access (8 bytes per entry, then kept), not at construction."""
+        if self._row is None:
+            self._row, self._col = self._lazy_coo()
+        return self._row
+
+    @property
+    def col_indices(self):
+        """[nnz] int64 column index of each entry (computed on first access, as row_indices)."""
+        if self._col is None:
+            self._row, self._col = self._lazy_coo()
+        return self._col
+
+    def _lazy_coo(self):
+        if self._coo is None:
+            p = self._pattern
+            return p.csr_rows(), p.csr_cols()
+        crow, col = self._coo
+        row = torch.repeat_interleave(torch.arange(self._shape[-2]), crow[1:] - crow[:-1])
+        return row, col.to(torch.int64)
 
     # ------------------------------------------------------------------------------------------
     # Construction
@@ -114,8 +161,8 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         if values.dim() == 0:
             raise ValueError(f"values must have shape [*batch, {self.nnz}], got a 0-d tensor")
         shape = tuple(values.shape[:-1]) + self.sparse_shape
-        return SparseTensor(values, self.row_indices, self.col_indices, shape,
-                            _pattern=self._pattern)
+        return SparseTensor(values, self._row, self._col, shape, _pattern=self._pattern,
+                            _coo=self._coo)
 
     @classmethod
     def from_dense(cls, A, sparse_dim=(-2, -1)):
@@ -139,6 +186,41 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         return cls(values, row, col, tuple(A.shape), sparse_dim)
 
     @classmethod
+    def from_csr(cls, values, crow_indices, col_indices, shape):
+        """From CSR arrays: values [*batch, nnz] (float64/float32/complex, CPU), crow_indices
+        [M + 1] (0 first, non-decreasing, last = nnz) and col_indices [nnz] in [0, N), integer
+        tensors of any width (int32 is not widened except transiently while the C pattern is
+        built, for col_indices). Columns within a row may come in any order (they are sorted in
+        the pattern; repeats are summed like COO duplicates); values stay in the given order and
+        differentiable. Sorted unique rows are copied straight into libsla's pattern (int64 row
+        pointers, int32 columns) and need no gather. The inputs are neither modified nor
+        copied into this tensor: row_indices / col_indices (int64 COO, 16 bytes per entry)
+        are computed on first access. CSR patterns are not shared through the COO pattern cache.
+
+        Errors: TypeError (dtype), ValueError naming crow_indices / col_indices (length, a
+        decreasing row pointer, a column out of range)."""
+        shape = as_shape(shape)
+        if len(shape) < 2:
+            raise ValueError(f"shape must be (*batch, M, N), got {shape_str(shape)}")
+        M, N = shape[-2], shape[-1]
+        crow = _as_index_any(crow_indices, "crow_indices")
+        col = _as_index_any(col_indices, "col_indices")
+        if crow.numel() != M + 1:
+            raise ValueError(f"crow_indices has {crow.numel()} entries; for {M} rows it must "
+                             f"have {M + 1}")
+        last = int(crow[-1])
+        if last != col.numel():
+            raise ValueError(f"crow_indices[-1] = {last} but col_indices has {col.numel()} "
+                             f"entries")
+        try:
+            pattern = Pattern.from_csr(M, N, crow.to(torch.int64).contiguous(),
+                                       col.to(torch.int64).contiguous())
+        except (ValueError, IndexError) as e:
+            msg = str(e).replace("rowptr", "crow_indices").replace("colind", "col_indices")
+            raise type(e)(f"from_csr: {msg}") from None
+        return cls(values, None, None, shape, _pattern=pattern, _coo=(crow, col))
+
+    @classmethod
     def from_torch_sparse(cls, A):
         """From a 2-D torch sparse COO or CSR tensor (values stay differentiable)."""
         if not isinstance(A, torch.Tensor):
@@ -148,10 +230,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             if A.dim() != 2:
                 raise ValueError(f"from_torch_sparse supports 2-D sparse tensors, got shape "
                                  f"{shape_str(A.shape)}")
-            crow, col = A.crow_indices(), A.col_indices()
-            counts = crow[1:] - crow[:-1]
-            row = torch.repeat_interleave(torch.arange(A.shape[0]), counts)
-            return cls(A.values(), row, col, tuple(A.shape))
+            return cls.from_csr(A.values(), A.crow_indices(), A.col_indices(), tuple(A.shape))
         if A.layout != torch.sparse_coo:
             raise TypeError(f"expected a torch sparse COO or CSR tensor, got layout {A.layout}")
         if A.sparse_dim() != 2 or A.dense_dim() != 0:
@@ -222,7 +301,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
     @property
     def nnz(self):
         """Number of stored entries as given (duplicates counted)."""
-        return self.row_indices.numel()
+        return self._nnz
 
     @property
     def dtype(self):

@@ -338,6 +338,7 @@ const int64_t *sla_pattern_map(const sla_pattern *p)
 }
 
 int sla_pattern_identity_map(const sla_pattern *p) { return p ? p->identity_map : 0; }
+int sla_pattern_map_is_identity(const sla_pattern *p) { return sla_pattern_identity_map(p); }
 int sla_pattern_has_duplicates(const sla_pattern *p) { return p ? p->has_duplicates : 0; }
 
 int64_t sla_pattern_find(const sla_pattern *p, int64_t i, int64_t j)

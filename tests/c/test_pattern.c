@@ -101,7 +101,9 @@ static void csr_validation_and_sorting(void **state)
     assert_int_equal(c[2], 0); assert_int_equal(c[3], 1);
     assert_int_equal(sla_pattern_map(p)[0], 1);
     assert_int_equal(sla_pattern_map(p)[2], 1);
+    assert_int_equal(sla_pattern_map_is_identity(p), 0);
     sla_pattern_free(&p);
+    assert_int_equal(sla_pattern_map_is_identity(NULL), 0);
     int64_t bad_rp[] = {0, 3, 2, 5};
     assert_int_equal(sla_pattern_from_csr(3, 3, bad_rp, ci, &p), SLA_EINVAL);
     assert_non_null(strstr(sla_last_error(), "row 1"));
@@ -124,6 +126,7 @@ static void csr_sorted_identity(void **state)
     assert_int_equal(sla_pattern_nnz(p), 5);
     assert_int_equal(sla_pattern_nnz_input(p), 5);
     assert_false(sla_pattern_has_duplicates(p));
+    assert_int_equal(sla_pattern_map_is_identity(p), 1);    /* known without the map */
     for (int k = 0; k < 5; k++) assert_int_equal(sla_pattern_colind(p)[k], ci[k]);
     for (int i = 0; i < 4; i++) assert_int_equal(sla_pattern_rowptr(p)[i], rp[i]);
     double in[5] = {1, -0.0, 3, 4, 5}, csr[5], back[5];
