@@ -694,7 +694,21 @@ SLA_API void sla_dist_solver_free(sla_dist_solver **s);
  * serial one restricted to the owned rows, so results equal sla_eigsh (method lobpcg, the same
  * which, k, block_size and tol) up to rounding. float64 only. Errors of the input (checks,
  * non-finite values, symmetry) and of the SpMVs are agreed; a failed allocation of LOBPCG's
- * small workspaces inside the iteration on one rank only is not (a limit of this version). */
+ * small workspaces inside the iteration on one rank only is not (a limit of this version).
+ * Shift-invert (options.sigma finite): S_b = A_b − σM_b (M = I without M) is factored once by
+ * the distributed LU (sla_dist_lu, SuperLU_DIST; without it SLA_EUNSUPPORTED) on A's pattern,
+ * so M must be on A's pattern or have diagonal-block entries only, each stored in A (a
+ * diagonal M); without M, A's diagonal must be stored. The same LOBPCG then runs on
+ * K = S⁻¹ (standard, with an identity mass so its test is relative to |θ|) or K = M S⁻¹ M with
+ * mass M (symmetric: K x = θ M x ⇔ S⁻¹ M x = θ x), θ = 1/(λ − σ), twice: the k largest and
+ * the k smallest θ (the eigenvalues just above and just below σ); of the 2k the k with the
+ * largest |θ| are kept, λ is their Rayleigh quotient on (A, M) and the residuals, the
+ * convergence count and SLA_NOT_CONVERGED are those of the original problem (to tol), never
+ * of K's. Results: the k eigenvalues nearest σ in ascending order, as sla_eigsh with sigma up
+ * to rounding. A numerically singular S (σ an eigenvalue to working accuracy: rcond of S
+ * below SLA_RCOND_SINGULAR) is SLA_ESINGULAR on every rank; σ is not moved. The VJP
+ * (sla_dist_eigsh_vjp) takes these interior eigenpairs as they are: its tie test with
+ * uncomputed eigenvalues already covers both ends of the block. */
 
 /** Options of sla_dist_eigsh (sla_dist_eigsh_options_init() for the defaults). */
 typedef struct sla_dist_eigsh_options {
@@ -710,6 +724,9 @@ typedef struct sla_dist_eigsh_options {
     const sla_dist_matrix *M;    /**< NULL: the standard problem; else symmetric positive
                                   *   definite on A's row layout, float64, batch 1 or A's */
     double *residuals;           /**< optional [batch][k]: the final relative residuals */
+    double sigma;                /**< NAN (default): off. Else shift-invert mode: the k
+                                  *   eigenvalues nearest sigma (which is then ignored;
+                                  *   precond must be none), see below */
 } sla_dist_eigsh_options;
 
 /** Fills *o with the defaults above. Local. */
@@ -733,7 +750,9 @@ SLA_API void sla_dist_eigsh_options_init(sla_dist_eigsh_options *o);
  *          diagonal for Jacobi naming the row, layouts, not symmetric, M's batch);
  *          SLA_ESHAPE (not square, arguments differ between ranks); SLA_EDTYPE (float32);
  *          SLA_ENONFINITE naming rank and entry; SLA_ENOTSPD (M's diagonal not positive);
- *          SLA_EBREAKDOWN; SLA_ENOMEM; SLA_EBACKEND. The same status on every rank. */
+ *          SLA_EBREAKDOWN; SLA_ENOMEM; SLA_EBACKEND; with sigma also SLA_ESINGULAR (A − σM
+ *          singular), SLA_EUNSUPPORTED (no SuperLU_DIST, M's entries outside A's pattern).
+ *          The same status on every rank. */
 SLA_API sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k,
                                   const sla_dist_eigsh_options *opt, void *eigenvalues,
                                   void *eigenvectors, sla_eigsh_info *info);

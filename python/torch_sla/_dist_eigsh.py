@@ -28,7 +28,8 @@ class DistEigsh(Function):
     values gradient wanted on some rank (agreed)."""
 
     @staticmethod
-    def forward(ctx, values, mvalues, pattern, mpattern, comm, k, which, tol, maxiter, need):
+    def forward(ctx, values, mvalues, pattern, mpattern, comm, k, which, tol, maxiter, need,
+                sigma=None):
         values = values.contiguous()
         B = values.shape[0]
         lam = values.new_empty(B, k)
@@ -39,6 +40,8 @@ class DistEigsh(Function):
         opt.tol = float(tol)
         if maxiter is not None:
             opt.maxiter = int(maxiter)
+        if sigma is not None:               # shift-invert: the k eigenvalues nearest sigma
+            opt.sigma = float(sigma)
         A = dist_view(pattern, values)
         Mv = None
         if mvalues is not None:
@@ -63,7 +66,7 @@ class DistEigsh(Function):
         values, mvalues, lam, V = ctx.saved_tensors
         from mpi4py import MPI
         if not any(ctx.need):
-            return (None,) * 10
+            return (None,) * 11
         # "g_eigenvectors given" must be the same on every rank (a rank without rows, or whose
         # eigenvector rows the loss does not touch, passes zeros)
         on_vectors = ctx.comm.allreduce(int(gV is not None), op=MPI.MAX)
@@ -88,7 +91,7 @@ class DistEigsh(Function):
                           "gradient did not converge (the gradient is that of its best "
                           "iterate)", ConvergenceWarning, stacklevel=2)
         return (_only(dv, ctx, 0), _only(dm, ctx, 1) if dm is not None else None,
-                None, None, None, None, None, None, None, None)
+                None, None, None, None, None, None, None, None, None)
 
 
 __all__ = ["DistEigsh"]

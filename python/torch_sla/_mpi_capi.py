@@ -90,7 +90,7 @@ class DistEigshOptionsC(ctypes.Structure):
     """sla_dist_eigsh_options (LOBPCG on a distributed matrix)."""
     _fields_ = [("which", c_int), ("tol", c_double), ("maxiter", c_int64),
                 ("block_size", c_int64), ("precond", c_int), ("M", c_void_p),
-                ("residuals", c_void_p)]
+                ("residuals", c_void_p), ("sigma", c_double)]
 
 
 # sla_dist_precond, with libsla's serial names as aliases of the block-Jacobi kinds

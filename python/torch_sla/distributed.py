@@ -996,7 +996,8 @@ class DSparseTensor:
             x = x.reshape(self._batch_shape + tuple(x.shape[1:]))
         return (x, config.info) if return_info else x
 
-    def eigsh(self, k=6, which="SA", M=None, tol=1e-10, maxiter=None, return_eigenvectors=True):
+    def eigsh(self, k=6, which="SA", M=None, tol=1e-10, maxiter=None, return_eigenvectors=True,
+              sigma=None):
         """k eigenpairs of the symmetric matrix (per batch element) by libsla_mpi's LOBPCG
         (sla_dist_eigsh): which "SA" (smallest algebraic, default) or "LA" (largest); LM/SM
         are not available distributed (ValueError: for an SPD matrix LA is LM). Returns
@@ -1007,6 +1008,12 @@ class DSparseTensor:
             A v = λ M v, on the same row partition as this matrix (each rank owning the same
             rows: e.g. DSparseTensor.from_sparse_local(..., owned_rows=D.owned_rows)), float64,
             no batch or this batch shape. Eigenvectors are then M-orthonormal.
+
+        sigma : optional float, shift-invert mode: the k eigenvalues nearest sigma (which is
+            then ignored), by a distributed LU of A − sigma·M (SuperLU_DIST) and LOBPCG on the
+            inverse (docs/mpi.md); residuals are those of the original problem. M must then be
+            on A's pattern or diagonal. sigma an eigenvalue (A − sigma·M numerically singular)
+            raises on every rank.
 
         Differentiable with respect to the values of A (and of M) through eigenvalues
         (Hellmann–Feynman) and eigenvectors (sla_dist_eigsh_vjp: projected solves with
@@ -1022,8 +1029,15 @@ class DSparseTensor:
             raise NotImplementedError(_missing(what, "sla_dist_eigsh in the loaded libsla_mpi"))
         codes = {"LA": 2, "SA": 3}
 
+        if sigma is not None and not (mlib.has("sla_dist_lu_create")
+                                      and bool(mlib.sla_dist_have_superlu())):
+            raise NotImplementedError(_missing(what + "(sigma=...)", "a distributed LU "
+                                               "(SuperLU_DIST) in the loaded libsla_mpi"))
+
         def check_local():
-            if which not in codes:
+            if sigma is not None and not math.isfinite(float(sigma)):
+                raise ValueError(f"{what}: sigma = {sigma!r} must be finite")
+            if sigma is None and which not in codes:
                 raise ValueError(f"{what}: which = {which!r}: the distributed eigensolver has "
                                  f"'SA' and 'LA' (for an SPD matrix 'LA' is 'LM')")
             if self._values.dtype != torch.float64:
@@ -1051,8 +1065,8 @@ class DSparseTensor:
                               flags=(self._values.requires_grad, mreq))
         lam, V = DistEigsh.apply(self._values, M._values if M is not None else None,
                                  self._pattern, M._pattern if M is not None else None, self.comm,
-                                 int(k), codes[which], tol, maxiter,
-                                 (bool(need[0]), bool(need[1])))
+                                 int(k), codes.get(which, 3), tol, maxiter,
+                                 (bool(need[0]), bool(need[1])), sigma)
         lam = lam.reshape(self._batch_shape + (int(k),))
         V = V.reshape(self._batch_shape + tuple(V.shape[1:]))
         return (lam, V) if return_eigenvectors else lam

@@ -22,6 +22,7 @@ void sla_dist_eigsh_options_init(sla_dist_eigsh_options *o)
     o->which = SLA_EIGSH_SA;
     o->tol = 1e-10;
     o->precond = SLA_DIST_PC_NONE;
+    o->sigma = NAN;
 }
 
 /* ---- the block callbacks of sla_lobpcg_run ---- */
@@ -118,7 +119,7 @@ static sla_status check_all(const sla_dist_matrix *A, const sla_dist_matrix *M, 
     if (st == SLA_OK && (k < 1 || k > A->pattern->rows->N))
         st = sla_error_set(SLA_EINVAL, FUNC, "k = %lld must be in [1, n = %lld]", (long long)k,
                            (long long)A->pattern->rows->N);
-    if (st == SLA_OK && o->which != SLA_EIGSH_SA && o->which != SLA_EIGSH_LA)
+    if (st == SLA_OK && isnan(o->sigma) && o->which != SLA_EIGSH_SA && o->which != SLA_EIGSH_LA)
         st = sla_error_set(SLA_EINVAL, FUNC, "options.which = %s: the distributed LOBPCG "
                            "computes SA or LA", sla_eigsh_which_name(o->which));
     if (st == SLA_OK && o->precond != SLA_DIST_PC_NONE && o->precond != SLA_DIST_PC_JACOBI)
@@ -129,9 +130,18 @@ static sla_status check_all(const sla_dist_matrix *A, const sla_dist_matrix *M, 
                            (long long)M->batch, (long long)A->batch);
     if (st == SLA_OK && !(o->tol >= 0))
         st = sla_error_set(SLA_EINVAL, FUNC, "options.tol = %g < 0", o->tol);
-    int64_t same[3] = {k, o->which, M != NULL};
-    const char *names[3] = {"k", "options.which", "options.M given"};
-    SLA_TRY(dist_agree_same(comm, FUNC, st, 3, same, names));
+    int sinv = !isnan(o->sigma);
+    if (st == SLA_OK && sinv && !isfinite(o->sigma))
+        st = sla_error_set(SLA_EINVAL, FUNC, "options.sigma = %g: finite, or NAN for off",
+                           o->sigma);
+    if (st == SLA_OK && sinv && o->precond != SLA_DIST_PC_NONE)
+        st = sla_error_set(SLA_EINVAL, FUNC, "options.precond = %s with options.sigma: the "
+                           "shift-invert operator takes none", sla_dist_precond_name(o->precond));
+    int64_t sbits = 0;
+    if (sinv) memcpy(&sbits, &o->sigma, sizeof sbits);
+    int64_t same[4] = {k, o->which, M != NULL, sbits};
+    const char *names[4] = {"k", "options.which", "options.M given", "options.sigma"};
+    SLA_TRY(dist_agree_same(comm, FUNC, st, 4, same, names));
     SLA_TRY(sla_dist_matrix_check(A, 1));
     if (M) SLA_TRY(sla_dist_matrix_check(M, 1));
     SLA_TRY(dist_agree(comm, FUNC, check_layouts(FUNC, A, "A", NULL)));
@@ -341,6 +351,83 @@ static sla_status finish(const pp *c, double *X, double *lambda, double *eigvals
     return st;
 }
 
+/* ---- shift-invert (options.sigma; the operator is eigsh_sinv.c) ---- */
+
+/* the identity mass of the standard problem: LOBPCG's test becomes relative to |θ| */
+static sla_status block_copy(void *ctx, int64_t b, int64_t n, int64_t m, const double *X,
+                             double *Y)
+{
+    (void)ctx; (void)b;
+    memcpy(Y, X, sizeof(double) * (size_t)(n * m));
+    return SLA_OK;
+}
+
+typedef struct th_pick { double theta; int64_t j; } th_pick;
+
+/* largest |θ| first; the lower index (the LA run) among exact ties */
+static int by_abs_theta(const void *a, const void *b)
+{
+    const th_pick *x = a, *y = b;
+    if (fabs(x->theta) != fabs(y->theta)) return fabs(x->theta) > fabs(y->theta) ? -1 : 1;
+    return x->j < y->j ? -1 : (x->j > y->j);
+}
+
+/* LOBPCG on K twice (largest and smallest θ), then per batch element the k columns of largest
+ * |θ| into X ([batch][k][n], column-major per element). stats accumulate both runs. */
+static sla_status sinv_run(const sla_dist_matrix *A, const sla_dist_matrix *M, double sigma,
+                           dmat_ctx *mc, const sla_space *V, int64_t k, int64_t m,
+                           int64_t maxiter, double tol, const double *normA, const double *normM,
+                           double *X, int64_t *stats)
+{
+    MPI_Comm comm = A->pattern->comm;
+    const sla_dist_layout *L = A->pattern->rows;
+    int64_t n = L->n, N = L->N, batch = A->batch;
+    dist_sinv *S = NULL;
+    SLA_TRY(dist_sinv_create(A, M, sigma, &S));
+    double *zero = sla_calloc((size_t)batch, sizeof(double), "norms");
+    double *one = sla_malloc((size_t)batch, sizeof(double), "norms");
+    double *lam = sla_malloc((size_t)(2 * batch * k), sizeof(double), "Ritz values");
+    double *Y = sla_malloc((size_t)(2 * batch * k * n + 1), sizeof(double), "Ritz vectors");
+    int64_t *nconv = sla_malloc((size_t)batch, sizeof(int64_t), "converged counts");
+    th_pick *pk = sla_malloc((size_t)(2 * k), sizeof *pk, "picks");
+    sla_status st = zero && one && lam && Y && nconv && pk ? SLA_OK : SLA_ENOMEM;
+    st = dist_agree(comm, FUNC, st);
+    /* K's residual e = Kx − θMx maps to S x − M x/θ = −S M⁻¹e/θ (= −S e/θ without M): a test
+     * relative to |θ| (scale 0 + |θ|·‖M‖) tightened by ‖A‖/(‖A‖ + |σ|‖M‖) ≥ ‖A‖/‖S‖; the
+     * original residuals decide convergence (finish) */
+    double tin = tol;
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+        double nm = M ? normM[b] : 1.0, na = normA[b];
+        one[b] = 1.0;
+        if (na > 0) tin = fmin(tin, tol * na / (na + fabs(sigma) * nm));
+    }
+    tin = fmax(tin, 1e-14);
+    sla_lobpcg_problem pb = {n, N, L->global, batch, V, dist_sinv_block, S,
+                             M ? block_spmv : block_copy, mc, NULL, NULL, zero,
+                             M ? normM : one};
+    for (int run = 0; run < 2 && st == SLA_OK; run++) {
+        int64_t s3[3] = {0, 0, 0};
+        st = sla_lobpcg_run(&pb, run == 0, k, m, maxiter, tin, lam + run * batch * k,
+                            Y + run * batch * k * n, nconv, s3);
+        st = dist_agree(comm, FUNC, st);
+        for (int q = 0; q < 3; q++) stats[q] += s3[q];
+    }
+    for (int64_t b = 0; b < batch && st == SLA_OK; b++) {
+        for (int run = 0; run < 2; run++)
+            for (int64_t j = 0; j < k; j++)
+                pk[run * k + j] = (th_pick){lam[run * batch * k + b * k + j], run * k + j};
+        qsort(pk, (size_t)(2 * k), sizeof *pk, by_abs_theta);
+        for (int64_t q = 0; q < k; q++) {
+            int64_t run = pk[q].j / k, j = pk[q].j % k;
+            const double *src = Y + run * batch * k * n + (b * k + j) * n;
+            if (n) memcpy(X + (b * k + q) * n, src, sizeof(double) * (size_t)n);
+        }
+    }
+    dist_sinv_free(&S);
+    sla_free(zero); sla_free(one); sla_free(lam); sla_free(Y); sla_free(nconv); sla_free(pk);
+    return st;
+}
+
 /* ---- the driver ---- */
 
 static int64_t default_block(int64_t N, int64_t k)
@@ -402,8 +489,11 @@ sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k, const sla_dist_ei
                              M ? block_spmv : NULL, &mc, inv ? block_jacobi : NULL, &jc, normA,
                              normM};
     int64_t stats[3] = {0, 0, 0};
-    int largest = o->which == SLA_EIGSH_LA;
-    if (st == SLA_OK) st = sla_lobpcg_run(&pb, largest, k, m, maxiter, tol, lam, X, nconv, stats);
+    int largest = o->which == SLA_EIGSH_LA, sinv = !isnan(o->sigma);
+    if (st == SLA_OK && sinv)
+        st = sinv_run(A, M, o->sigma, &mc, &ds.V, k, m, maxiter, tol, normA, normM, X, stats);
+    else if (st == SLA_OK)
+        st = sla_lobpcg_run(&pb, largest, k, m, maxiter, tol, lam, X, nconv, stats);
     st = dist_agree(comm, FUNC, st);
     int64_t nconv_min = k;
     double maxres = 0;
@@ -413,8 +503,8 @@ sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k, const sla_dist_ei
     if (st == SLA_OK && info) {
         memset(info, 0, sizeof *info);
         info->method = SLA_EIGSH_LOBPCG;
-        info->which = o->which;
-        info->sigma = NAN;
+        info->which = sinv ? SLA_EIGSH_LM : o->which;
+        info->sigma = sinv ? o->sigma : NAN;
         info->iterations = stats[0];
         info->operator_applications = stats[1];
         info->precond_applications = stats[2];
@@ -429,7 +519,9 @@ sla_status sla_dist_eigsh(const sla_dist_matrix *A, int64_t k, const sla_dist_ei
         MPI_Comm_size(comm, &size);
         snprintf(info->description, sizeof info->description,
                  "distributed LOBPCG (%s, block %lld%s%s) on %d ranks: libsla's LOBPCG with "
-                 "Gram products summed over the ranks", largest ? "LA" : "SA", (long long)m,
+                 "Gram products summed over the ranks",
+                 sinv ? "shift-invert by SuperLU_DIST, nearest sigma" : largest ? "LA" : "SA",
+                 (long long)m,
                  inv ? ", Jacobi" : "", M ? ", generalized" : "", size);
     }
     sla_free(ac.xr); sla_free(ac.yr); sla_free(mc.xr); sla_free(mc.yr);

@@ -7,8 +7,9 @@
 #include "mpi_cli.h"
 
 static const char help[] =
-    "usage: mpirun -np N sla-mpi eigsh FILE -k K [--which SA|LA] [--tol T] [--maxiter N]\n"
-    "                                  [--precond none|jacobi] [--partition P] [--json]\n"
+    "usage: mpirun -np N sla-mpi eigsh FILE -k K [--which SA|LA] [--sigma S] [--tol T]\n"
+    "                                  [--maxiter N] [--precond none|jacobi] [--partition P]\n"
+    "                                  [--json]\n"
     "\n"
     "Prints what 'sla eigsh' prints: K eigenvalues (ascending) of the symmetric matrix\n"
     "scattered over the ranks, computed by libsla's LOBPCG on the distributed matrix\n"
@@ -17,7 +18,9 @@ static const char help[] =
     "\n"
     "  -k K, --k K     number of eigenvalues (required, 1 <= K <= n/3: LOBPCG's basis)\n"
     "  --which W       SA (smallest algebraic, default) or LA (largest algebraic); LM, SM,\n"
-    "                  --sigma, --mass and the other --method choices are serial only\n"
+    "                  --mass and the other --method choices are serial only\n"
+    "  --sigma S       shift-invert: the K eigenvalues nearest S (A - S I factored by the\n"
+    "                  distributed LU, SuperLU_DIST; LOBPCG on the inverse; --which ignored)\n"
     "  --tol T         relative residual tolerance (default 1e-10; 0: 1e-14)\n"
     "  --maxiter N     LOBPCG iteration limit (N >= 1; default 2000)\n"
     "  --precond P     none (default) or jacobi (the residuals times diag(A)^-1)\n"
@@ -69,7 +72,8 @@ static int parse(int argc, char **argv, int rank, eigsh_args *a)
             else return cli_usage_error("eigsh", "--precond '%s': expected none or jacobi", v);
             i++;
         } else if (!strcmp(o, "--partition")) { if (!cli_mpi_parse_partition("eigsh", v, &a->part)) return EXIT_USAGE; i++; }
-        else if (!strcmp(o, "--mass") || !strcmp(o, "--sigma") || !strcmp(o, "--method"))
+        else if (!strcmp(o, "--sigma")) { if (!cli_parse_double("eigsh", o, v, -HUGE_VAL, &d)) return EXIT_USAGE; a->opt.sigma = d; i++; }
+        else if (!strcmp(o, "--mass") || !strcmp(o, "--method"))
             return cli_usage_error("eigsh", "%s is not available under MPI: run the serial 'sla "
                                    "eigsh'", o);
         else if (o[0] == '-' && o[1]) return cli_usage_error("eigsh", "unknown option '%s'%s", o, v ? "" : " or missing value");
