@@ -22,14 +22,7 @@
 #error "define SLA_TEMPLATE before including core/instantiate.h"
 #endif
 
-#include <complex.h>
-/* glibc defines CMPLX/CMPLXF for GCC ≥ 4.7 only; clang has the same builtin */
-#ifndef CMPLX
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#endif
-#ifndef CMPLXF
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
+#include "core/cmplx.h"
 #include <math.h>
 
 #define ADD(a, b) ((a) + (b))

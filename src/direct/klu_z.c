@@ -13,7 +13,7 @@
  * det A = det B = Π R_ii · Π U_ii · sign(P) · sign(Q): the phase and log|det| from the complex
  * diagonal of U (the off-diagonal BTF blocks do not change it). The log-determinant gradient
  * is the complex selected inverse of the factors (selinv_lu.h). */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -16,7 +16,7 @@
  * Log-determinant gradient: dvalues_s = g·conj((A⁻¹)_{c_s r_s}) (torch's gradient of log|det A|
  * is A⁻ᴴ) by the complex selected inverse of the factors (selinv_lu.h): the cost of the
  * factorization, no solves. */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  *  - dK at the four slots (2r + u, 2c + w) of the block [[a, −b], [b, a]] of entry a + ib gives
  *    ∂L/∂a + i ∂L/∂b = (g₀₀ + g₁₁) + i (g₁₀ − g₀₁). For the eigenvalue term this is
  *    gλ_i·v_i[r]·conj(v_i[c]): ∂λ/∂A = v vᴴ on the pattern, the conjugate Wirtinger gradient. */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <math.h>
 #include <string.h>
 

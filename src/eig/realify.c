@@ -6,7 +6,7 @@
  * Each eigenvalue λ of H is an eigenvalue of K twice, eigenvectors R(v) and R(iv).
  * Entry (r, c) = a + ib of H becomes the 2 × 2 block [[a, −b], [b, a]] at (2r, 2c): 4 slots
  * per slot of H, in the CSR order of eig_real_slot (rows stay sorted). */
-#include <complex.h>
+#include "core/cmplx.h"
 #include <string.h>
 
 #include "eig/eig_internal.h"
