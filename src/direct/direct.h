@@ -339,6 +339,10 @@ void sla_mumps_z_destroy(sla_solver *s);
  *  share Fortran module state). */
 void sla_mumps_lock(void);
 void sla_mumps_unlock(void);
+/** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
+ *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.
+ *  @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */
+sla_status sla_mumps_metis_order(const sla_symlower *t, int *perm);
 
 /** The hooks of method cholesky for complex dtypes (cholmod_z.c: CHOLMOD's complex LLᴴ of a
  *  Hermitian positive definite A); cholmod.c calls them when s->dtype is complex. */

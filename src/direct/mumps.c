@@ -165,7 +165,7 @@ static sla_status instance_init(DMUMPS_STRUC_C *id)
 
 #if SLA_HAVE_METIS
 /* METIS_NodeND on the graph of A ∪ Aᵀ (no diagonal); perm[i] = 1-based pivot position of i. */
-static sla_status metis_order(const sla_symlower *low, MUMPS_INT *perm)
+sla_status sla_mumps_metis_order(const sla_symlower *low, MUMPS_INT *perm)
 {
     int64_t n = low->n;
     idx_t *xadj = sla_calloc((size_t)n + 1, sizeof(idx_t), "METIS graph");
@@ -214,7 +214,7 @@ static sla_status set_ordering(DMUMPS_STRUC_C *id, sla_ordering ordering, const 
         return SLA_OK;
     case SLA_ORDERING_METIS:
 #if SLA_HAVE_METIS
-        SLA_TRY(metis_order(low, perm));
+        SLA_TRY(sla_mumps_metis_order(low, perm));
         id->ICNTL(7) = 1;
         id->perm_in = perm;
         return SLA_OK;

@@ -12,8 +12,8 @@
  * Batch.   One instance per batch element, each with its own analysis; every MUMPS call takes
  *          mumps.c's process-wide lock (MUMPS's Fortran module state is shared).
  * complex64 is widened to double complex (zmumps); X is rounded at the end.
- * Ordering AMD (ICNTL(7) = 0) for AMD and AUTO; NATURAL → identity PERM_IN; METIS is refused
- *          (Debian's sequential MUMPS has no METIS; the real backend orders with METIS itself).
+ * Ordering AMD (ICNTL(7) = 0) for AMD and AUTO; NATURAL → identity PERM_IN; METIS →
+ *          METIS_NodeND of A ∪ Aᵀ as PERM_IN (mumps.c's; Debian's sequential MUMPS has no METIS).
  * Solves   op N and T are the same solve (A = Aᵀ); op C (Aᴴ = conj(A)) solves
  *          A·conj(x) = conj(b).
  * Singular Null pivots (ICNTL(24) = 1) or the rule of every direct backend (condest.c:
@@ -225,7 +225,8 @@ static void describe(sla_solver *s, zmumps_impl *m)
     snprintf(s->description, sizeof s->description,
              "ldlt (MUMPS %s sequential complex, SYM=2 complex symmetric LDLᵀ with 1×1/2×2 "
              "pivots, %s): nnz(L) %.0f, %d delayed pivots%s%s", MUMPS_VERSION,
-             s->opt.ordering == SLA_ORDERING_NATURAL ? "natural" : "AMD",
+             s->opt.ordering == SLA_ORDERING_NATURAL ? "natural"
+             : s->opt.ordering == SLA_ORDERING_METIS ? "METIS" : "AMD",
              lnz < 0 ? -1e6 * (double)lnz : (double)lnz, (int)id->INFOG(13),
              s->dtype == SLA_COMPLEX64 ? ", complex64 via complex128" : "", rc);
 }
@@ -292,9 +293,11 @@ sla_status sla_mumps_z_create(sla_solver *s)
 {
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "ldlt needs the matrix, not a matrix-free operator");
+#if !SLA_HAVE_METIS
     if (s->opt.ordering == SLA_ORDERING_METIS)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "ldlt with complex values: ordering metis is not "
-                        "available (Debian's sequential MUMPS has no METIS); use amd or auto");
+        return SLA_FAIL(SLA_EUNSUPPORTED, "ordering metis needs METIS (libmetis-dev), not found "
+                        "at configure time");
+#endif
     zmumps_impl *m = sla_calloc(1, sizeof *m, "MUMPS complex solver");
     if (!m) return SLA_ENOMEM;
     s->impl = m;
@@ -327,6 +330,10 @@ sla_status sla_mumps_z_create(sla_solver *s)
             m->jcn[k] = (MUMPS_INT)(m->low.colind[k] + 1);
         }
     }
+#if SLA_HAVE_METIS
+    if (!m->empty && s->opt.ordering == SLA_ORDERING_METIS)
+        SLA_TRY(sla_mumps_metis_order(&m->low, m->perm));   /* once, shared by the batch */
+#endif
     if (!m->empty) {
         gather_values(s, m);
         for (int64_t b = 0; b < s->batch; b++) {
@@ -334,7 +341,7 @@ sla_status sla_mumps_z_create(sla_solver *s)
             SLA_TRY(zinit(id));
             m->live[b] = 1;
             set_matrix(id, m, b);
-            if (s->opt.ordering == SLA_ORDERING_NATURAL) {
+            if (s->opt.ordering == SLA_ORDERING_NATURAL || s->opt.ordering == SLA_ORDERING_METIS) {
                 id->ICNTL(7) = 1;
                 id->perm_in = m->perm;
             } else {

@@ -315,6 +315,34 @@ static void real_as_complex(void **state)
     sla_pattern_free(&p);
 }
 
+/* every ordering gives the same answers */
+static void orderings(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    helmholtz(14, 13, 1.7, 0, 0, &p, &a);
+    const sla_ordering ords[] = {SLA_ORDERING_NATURAL, SLA_ORDERING_AMD, SLA_ORDERING_METIS};
+    const char *names[] = {"natural", "AMD", "METIS"};
+    for (int k = 0; k < 3; k++) {
+        sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = SLA_METHOD_LDLT;
+        o.ordering = ords[k];
+        sla_solver *s;
+        sla_status st = sla_solver_create(&A, &o, &s);
+        if (st == SLA_EUNSUPPORTED && ords[k] == SLA_ORDERING_METIS) continue;   /* no METIS */
+        TU_OK(st);
+        assert_non_null(strstr(sla_solver_describe(s), names[k]));
+        check_solves(p, a, s, names[k]);
+        check_logdet(p, a, s, names[k]);
+        sla_solver_free(&s);
+    }
+    free(a);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +351,7 @@ int main(void)
         cmocka_unit_test(complex64),
         cmocka_unit_test(singular_and_hermitian),
         cmocka_unit_test(real_as_complex),
+        cmocka_unit_test(orderings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
