@@ -326,6 +326,24 @@ sla_status sla_zdirect_solve(sla_solver *s, sla_op op, int64_t nrhs, const void 
 sla_status sla_zdirect_inverse_columns(sla_solver *s, int64_t b, sla_op op, int64_t k, double *y,
                                        sla_zcolumn_fn fn, void *ctx);
 
+/** The hooks of method ldlt for complex dtypes (mumps_z.c: MUMPS's zmumps, SYM = 2, LDLᵀ of a
+ *  complex symmetric A = Aᵀ); mumps.c calls them when s->dtype is complex. */
+sla_status sla_mumps_z_create(sla_solver *s);
+sla_status sla_mumps_z_refactor(sla_solver *s);
+sla_status sla_mumps_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
+                             const sla_solve_params *p, sla_solve_info *info);
+sla_status sla_mumps_z_logdet(sla_solver *s, double *sign, double *logabsdet);
+sla_status sla_mumps_z_logdet_grad(sla_solver *s, const double *g, void *dvalues);
+void sla_mumps_z_destroy(sla_solver *s);
+/** The process-wide lock around every MUMPS call, real and complex (mumps.c: MUMPS instances
+ *  share Fortran module state). */
+void sla_mumps_lock(void);
+void sla_mumps_unlock(void);
+/** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
+ *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.
+ *  @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */
+sla_status sla_mumps_metis_order(const sla_symlower *t, int *perm);
+
 /** The hooks of method cholesky for complex dtypes (cholmod_z.c: CHOLMOD's complex LLᴴ of a
  *  Hermitian positive definite A); cholmod.c calls them when s->dtype is complex. */
 sla_status sla_cholmod_z_create(sla_solver *s);

@@ -34,7 +34,9 @@
  *          includes the signs of the 1×1 and 2×2 pivots of D.
  * Gradient of log|det|: the entries of A⁻¹ on the pattern, by MUMPS's selected-inverse solve
  *          (ICNTL(30) = 1, Amestoy et al., SIAM J. Sci. Comput. 34(4), 2012), which exploits the
- *          sparsity of the unit right-hand sides and of the requested entries. */
+ *          sparsity of the unit right-hand sides and of the requested entries.
+ * Complex  complex128 / complex64 (complex symmetric A = Aᵀ): every hook hands over to
+ *          mumps_z.c (zmumps). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,6 +117,9 @@ static sla_status mumps_error(const DMUMPS_STRUC_C *id, const char *phase)
 /* Every call into MUMPS takes this lock (see the file comment). */
 static pthread_mutex_t mumps_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void sla_mumps_lock(void) { pthread_mutex_lock(&mumps_lock); }
+void sla_mumps_unlock(void) { pthread_mutex_unlock(&mumps_lock); }
+
 static void mumps_call(DMUMPS_STRUC_C *id, int job)
 {
     pthread_mutex_lock(&mumps_lock);
@@ -160,7 +165,7 @@ static sla_status instance_init(DMUMPS_STRUC_C *id)
 
 #if SLA_HAVE_METIS
 /* METIS_NodeND on the graph of A ∪ Aᵀ (no diagonal); perm[i] = 1-based pivot position of i. */
-static sla_status metis_order(const sla_symlower *low, MUMPS_INT *perm)
+sla_status sla_mumps_metis_order(const sla_symlower *low, MUMPS_INT *perm)
 {
     int64_t n = low->n;
     idx_t *xadj = sla_calloc((size_t)n + 1, sizeof(idx_t), "METIS graph");
@@ -209,7 +214,7 @@ static sla_status set_ordering(DMUMPS_STRUC_C *id, sla_ordering ordering, const 
         return SLA_OK;
     case SLA_ORDERING_METIS:
 #if SLA_HAVE_METIS
-        SLA_TRY(metis_order(low, perm));
+        SLA_TRY(sla_mumps_metis_order(low, perm));
         id->ICNTL(7) = 1;
         id->perm_in = perm;
         return SLA_OK;
@@ -442,6 +447,7 @@ static void describe(sla_solver *s, mumps_impl *m)
 
 static void mumps_destroy(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) { sla_mumps_z_destroy(s); return; }
     mumps_impl *m = s->impl;
     if (!m) return;
     for (int64_t b = 0; m->id && m->live && b < s->batch; b++)
@@ -482,6 +488,7 @@ static sla_status build_input(mumps_impl *m, const sla_pattern *p, int64_t batch
 
 static sla_status mumps_create(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_mumps_z_create(s);
     if (!s->pattern)
         return SLA_FAIL(SLA_EINVAL, "ldlt needs the matrix, not a matrix-free operator");
     mumps_impl *m = sla_calloc(1, sizeof *m, "MUMPS solver");
@@ -518,6 +525,7 @@ static sla_status mumps_create(sla_solver *s)
 /* New values: checked for symmetry first (the old factorization stays valid if they are not). */
 static sla_status mumps_refactor(sla_solver *s)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_mumps_z_refactor(s);
     mumps_impl *m = s->impl;
     SLA_TRY(sla_symlower_check(&m->low, &s->A, "ldlt"));
     sla_status st = factorize_all(s, 0);
@@ -532,6 +540,7 @@ static sla_status mumps_refactor(sla_solver *s)
 static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                               const sla_solve_params *params, sla_solve_info *info)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_mumps_z_solve(s, op, nrhs, B, X, params, info);
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
     if (m->empty) return SLA_OK;     /* n = 0 (the zero matrix n > 0 failed check_usable) */
@@ -556,6 +565,7 @@ static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void
 
 static sla_status mumps_logdet(sla_solver *s, double *sign, double *logabsdet)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_mumps_z_logdet(s, sign, logabsdet);
     SLA_TRY(check_usable(s, 0));
     mumps_impl *m = s->impl;
     for (int64_t b = 0; b < s->batch; b++) {
@@ -582,6 +592,7 @@ static sla_status mumps_logdet(sla_solver *s, double *sign, double *logabsdet)
  * of the pattern, 1-based. */
 static sla_status mumps_logdet_grad(sla_solver *s, const double *g, void *dvalues)
 {
+    if (sla_dtype_is_complex(s->dtype)) return sla_mumps_z_logdet_grad(s, g, dvalues);
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
     if (m->empty) return SLA_OK;     /* n = 0: no entries to write */
@@ -664,9 +675,11 @@ sla_status sla_mumps_analyze_cost(const sla_matrix *A, sla_ordering ordering, do
 const sla_backend sla_backend_mumps = {
     .info = {.name = "mumps",
              .description = "MUMPS " MUMPS_VERSION " sequential: symmetric indefinite LDLᵀ "
-                            "(SYM=2, 1×1/2×2 pivoting), determinant, selected inverse",
+                            "(SYM=2, 1×1/2×2 pivoting; complex symmetric by zmumps), determinant, "
+                            "selected inverse",
              .methods = SLA_METHOD_BIT(SLA_METHOD_LDLT),
-             .dtypes = SLA_BOTH_DTYPES,
+             .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: mumps_z.c (zmumps) */
              .priority = 100,
              .available = 1,
              .unavailable_reason = NULL},

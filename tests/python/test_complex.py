@@ -160,9 +160,8 @@ def test_refusals_are_clear():
     row, col, vals, _ = random_complex(8, seed=13)
     A = SparseTensor(vals, row, col, (8, 8))
     b = crandn(8, seed=14)
-    for method in ("ldlt",):
-        with pytest.raises(Exception, match="complex128"):
-            A.solve(b, method=method)
+    with pytest.raises(Exception, match="not complex symmetric"):    # ldlt: Aᵀ = A only
+        A.solve(b, method="ldlt")
     with pytest.raises(Exception, match="complex128"):
         A.solve(b, method="gmres", preconditioner="ic0")
     with pytest.raises(Exception, match="not Hermitian"):     # eigsh: Hermitian only
@@ -326,3 +325,44 @@ def test_krylov_complex_gradcheck(method, pc):
         return SparseTensor(w, row, col, (n, n)).solve(rhs, method=method, preconditioner=pc,
                                                        rtol=1e-13, maxiter=2000)
     assert gradcheck(f, (v, bb), eps=1e-6, atol=1e-6, rtol=1e-5)
+
+
+def test_ldlt_complex_symmetric_gradcheck():
+    """method 'ldlt' (MUMPS zmumps, complex symmetric LDLᵀ): against dense torch, and gradcheck
+    through a symmetric parametrization (gradcheck's one-entry perturbations of the stored values
+    break Aᵀ = A, which ldlt refuses, so the free parameters are the n diagonal entries and the
+    n − 1 off-diagonal pairs, each pair written to both slots)."""
+    n = 12
+    row, col, vals = helmholtz_1d_complex(n)
+    A = SparseTensor(vals, row, col, (n, n))
+    D = A.to_dense()
+    b = crandn(n, seed=31)
+    for rhs in (b, torch.stack([b, 2j * b], dim=1)):
+        x = A.solve(rhs, method="ldlt")
+        assert (x - torch.linalg.solve(D, rhs)).abs().max() < 1e-12 * x.abs().max()
+    sign, lad = A.slogdet(method="ldlt")
+    sr, lr = torch.linalg.slogdet(D)
+    assert abs(float(lad) - float(lr)) < 1e-12 and abs(complex(sign) - complex(sr)) < 1e-12
+    # parameters p = (diagonal, upper pairs); slot s of the stored values takes p[idx[s]]
+    idx = torch.cat([torch.arange(n), n + torch.arange(n - 1), n + torch.arange(n - 1)])
+    p = torch.cat([vals[:n], vals[n:2 * n - 1]]).clone().requires_grad_(True)
+    bb = b.clone().requires_grad_(True)
+
+    def f(q, rhs):
+        return SparseTensor(q[idx], row, col, (n, n)).solve(rhs, method="ldlt")
+    assert gradcheck(f, (p, bb), eps=1e-6, atol=1e-7)
+    assert gradcheck(lambda q: SparseTensor(q[idx], row, col, (n, n)).slogdet(method="ldlt")[1],
+                     (p,), eps=1e-6, atol=1e-7)
+    # the same loss on dense torch.linalg
+    w = crandn(n, seed=32)
+    (w.conj() * f(p, b)).real.sum().backward()
+    p2 = p.detach().clone().requires_grad_(True)
+    Dd = torch.zeros(n, n, dtype=torch.complex128).index_put((row, col), p2[idx], accumulate=True)
+    (w.conj() * torch.linalg.solve(Dd, b)).real.sum().backward()
+    assert (p.grad - p2.grad).abs().max() < 1e-11 * p2.grad.abs().max()
+    with pytest.raises(Exception, match="Hermitian"):     # Hermitian, not complex symmetric
+        h = vals.clone()
+        h[:n] = h[:n].real + 0j
+        h[n:2 * n - 1] = -1j
+        h[2 * n - 1:] = 1j
+        SparseTensor(h, row, col, (n, n)).solve(b, method="ldlt")
