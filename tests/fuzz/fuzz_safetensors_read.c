@@ -26,7 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (a->nrows <= PATTERN_MAX_DIM && a->ncols <= PATTERN_MAX_DIM) {
         sla_pattern *p = NULL;
         void *v = NULL;
-        fuzz_check(sla_coo_to_matrix(a, SLA_FLOAT64, &p, &v) == SLA_OK);
+        /* complex files (C128/C64 values) convert to complex128, real ones to float64 */
+        sla_dtype dt = a->field == SLA_MM_COMPLEX ? SLA_COMPLEX128 : SLA_FLOAT64;
+        fuzz_check(sla_coo_to_matrix(a, dt, &p, &v) == SLA_OK);
         sla_pattern_free(&p);
         free(v);
     }
