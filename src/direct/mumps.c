@@ -82,12 +82,11 @@ typedef struct mumps_impl {
 /* Errors                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
-/* messages name the MUMPS call, not this helper */
-#define MUMPS_FAIL(status, ...) sla_error_set((status), "dmumps_c", __VA_ARGS__)
+/* messages name the MUMPS call (routine), not this helper */
+#define MUMPS_FAIL(status, ...) sla_error_set((status), routine, __VA_ARGS__)
 
-static sla_status mumps_error(const DMUMPS_STRUC_C *id, const char *phase)
+sla_status sla_mumps_error(const char *routine, int e, int i2, const char *phase)
 {
-    int e = id->INFOG(1), i2 = id->INFOG(2);
     switch (e) {
     case -5: case -7: case -13:
         return MUMPS_FAIL(SLA_ENOMEM, "MUMPS %s: allocation failed (INFOG(1) = %d, size %d)", phase, e, i2);
@@ -114,6 +113,18 @@ static sla_status mumps_error(const DMUMPS_STRUC_C *id, const char *phase)
 }
 #undef MUMPS_FAIL
 
+static sla_status mumps_error(const DMUMPS_STRUC_C *id, const char *phase)
+{
+    return sla_mumps_error("dmumps_c", id->INFOG(1), id->INFOG(2), phase);
+}
+
+int sla_mumps_retry_workspace(int infog1, int *icntl14)
+{
+    if (infog1 != -8 && infog1 != -9 && infog1 != -14 && infog1 != -15) return 0;
+    *icntl14 = *icntl14 * 2 + 20;
+    return 1;
+}
+
 /* Every call into MUMPS takes this lock (see the file comment). */
 static pthread_mutex_t mumps_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -134,10 +145,8 @@ static sla_status mumps_run(DMUMPS_STRUC_C *id, int job, const char *phase)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
         mumps_call(id, job);
-        int e = id->INFOG(1);
-        if (e >= 0) return SLA_OK;
-        if (e != -8 && e != -9 && e != -14 && e != -15) break;
-        id->ICNTL(14) = id->ICNTL(14) * 2 + 20;
+        if (id->INFOG(1) >= 0) return SLA_OK;
+        if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
     }
     return mumps_error(id, phase);
 }

@@ -54,26 +54,9 @@ typedef struct zmumps_impl {
     char why_invalid[400];
 } zmumps_impl;
 
-#define ZFAIL(status, ...) sla_error_set((status), "zmumps_c", __VA_ARGS__)
-
 static sla_status zmumps_error(const ZMUMPS_STRUC_C *id, const char *phase)
 {
-    int e = id->INFOG(1), i2 = id->INFOG(2);
-    switch (e) {
-    case -5: case -7: case -13: case -19:
-        return ZFAIL(SLA_ENOMEM, "MUMPS %s: allocation failed (INFOG(1) = %d, size %d)", phase, e, i2);
-    case -6:
-        return ZFAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is structurally singular (structural "
-                     "rank %d)", phase, i2);
-    case -10:
-        return ZFAIL(SLA_ESINGULAR, "MUMPS %s: the matrix is numerically singular", phase);
-    case -8: case -9: case -11: case -12: case -14: case -15:
-        return ZFAIL(SLA_ENOMEM, "MUMPS %s: internal work array too small (INFOG(1) = %d) even "
-                     "after raising ICNTL(14)", phase, e);
-    default:
-        return ZFAIL(SLA_EBACKEND, "MUMPS %s failed: INFOG(1) = %d, INFOG(2) = %d (see the MUMPS "
-                     "user guide, section 'Error diagnostics')", phase, e, i2);
-    }
+    return sla_mumps_error("zmumps_c", id->INFOG(1), id->INFOG(2), phase);
 }
 
 static void zcall(ZMUMPS_STRUC_C *id, int job)
@@ -89,10 +72,8 @@ static sla_status zrun(ZMUMPS_STRUC_C *id, int job, const char *phase)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
         zcall(id, job);
-        int e = id->INFOG(1);
-        if (e >= 0) return SLA_OK;
-        if (e != -8 && e != -9 && e != -14 && e != -15) break;
-        id->ICNTL(14) = id->ICNTL(14) * 2 + 20;
+        if (id->INFOG(1) >= 0) return SLA_OK;
+        if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
     }
     return zmumps_error(id, phase);
 }
