@@ -200,6 +200,11 @@ typedef struct eig_result {
     int64_t iterations, restarts, op_apps, prec_apps, spmv, factorizations;
     double sigma;               /* NAN if none */
     char what[200];             /* what the driver did (method details) */
+    /* the multiplicity rule (eigsh.c) could not confirm every copy of a repeated eigenvalue:
+     * that many pairs of each batch element (at most) are not counted as converged, and note
+     * says why (the message of the SLA_NOT_CONVERGED returned) */
+    int64_t uncertain;
+    char note[240];
 } eig_result;
 
 sla_status eig_result_init(eig_result *R, int64_t n, int64_t batch, int64_t k);
@@ -309,6 +314,17 @@ void eig_vjp_partners_free(eig_tie_ws **ws);
 sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *eigenvalues,
                    const void *eigenvectors, const void *gl, const void *gv, double *dval,
                    double *dmval);
+
+/* Repeated eigenvalues in a result (multiplicity.c): eigenvalues of one batch element closer
+ * than eig_cluster_gap are copies of one. eig_max_cluster: the largest number of copies over
+ * the batch (*cmax) and that eigenvalue (*where). eig_same_values: *b_bad = −1 if the sorted
+ * eigenvalues of R and T agree within the gap in every element, else the first element that
+ * does not and the first pair that differs (R's *got, T's *want). */
+double eig_cluster_gap(const eig_problem *P, int64_t b, const double *lambda, int64_t k, double tol);
+sla_status eig_max_cluster(const eig_problem *P, const eig_result *R, double tol, int64_t *cmax,
+                           double *where);
+sla_status eig_same_values(const eig_problem *P, const eig_result *R, const eig_result *T,
+                           double tol, int64_t *b_bad, double *got, double *want);
 
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);

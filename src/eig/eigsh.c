@@ -399,6 +399,122 @@ static sla_status run_lobpcg(const eig_problem *P, const sla_eigsh_options *o, c
     return st;
 }
 
+/* One run of the own block Lanczos with the sizes and start of lo. */
+static sla_status run_lanczos(const eig_problem *P, plan *pl, const eig_lanczos_opts *lo,
+                              eig_result *R)
+{
+    eig_op op;
+    eig_spmv_ctx sc = {P, 1.0};
+    eig_massinv_ctx mc = {P, pl->si.solver};
+    if (pl->si_mode && P->has_M) eig_op_solver_mass(&op, &mc);
+    else if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
+    else eig_op_spmv(&op, &sc);
+    sla_status st = eig_lanczos(P, &op, pl->si_mode ? &pl->si : NULL, lo, R);
+    eig_op_free(&op);
+    return st;
+}
+
+static int all_converged(const eig_problem *P, const eig_result *R)
+{
+    for (int64_t b = 0; b < P->batch; b++) if (R->nconv[b] < R->k) return 0;
+    return 1;
+}
+
+/* ARPACK's result against the confirming Lanczos run T: kept if the eigenvalues agree, else
+ * marked uncertain (a copy ARPACK's single vector missed). */
+static sla_status compare_arpack(const eig_problem *P, double tol, int64_t block, eig_result *R,
+                                 const eig_result *T)
+{
+    int64_t bad;
+    double got = 0, want = 0;
+    SLA_TRY(eig_same_values(P, R, T, tol, &bad, &got, &want));
+    if (bad < 0) return SLA_OK;
+    R->uncertain = R->k;
+    snprintf(R->note, sizeof R->note, "ARPACK's eigenvalues miss a copy of a repeated "
+             "eigenvalue: batch %lld, %.12g where block Lanczos (block %lld) finds %.12g; use "
+             "method lanczos or auto", (long long)bad, got, (long long)block, want);
+    return SLA_OK;
+}
+
+/* The multiplicity rule (multiplicity.c): a converged result of a Krylov run with block p is
+ * accepted when no eigenvalue has p or more copies in it. Otherwise the own block Lanczos runs
+ * again from a random start (a start made of the computed vectors would hold only the copies
+ * already found) with block c + 1, c the most copies, until a run satisfies the rule; its result
+ * replaces R. ARPACK (block 1) never satisfies the rule by itself: R is kept if the confirming
+ * run's eigenvalues agree, else reported not converged. A block that does not fit the basis
+ * (k + block ≤ ncv ≤ n − block) leaves the copies unconfirmed: also not converged (R->note). */
+static sla_status certify_multiplicity(const eig_problem *P, const sla_eigsh_options *o, plan *pl,
+                                       eig_lanczos_opts lo, eig_result *R)
+{
+    int64_t k = R->k, n = P->n, c, runs = 0, first = lo.block, ncv0 = lo.ncv;
+    double at;
+    if (!all_converged(P, R)) return SLA_OK;      /* reported as not converged anyway */
+    int arpack = pl->method == SLA_EIGSH_ARPACK;
+    if (arpack) {
+        /* ARPACK returns vectors only: their Rayleigh quotients (k SpMVs) */
+        double *res = sla_malloc((size_t)(P->batch * k), sizeof(double), "residuals");
+        sla_status sr = res ? eig_residuals(P, R, res) : SLA_ENOMEM;
+        sla_free(res);
+        SLA_TRY(sr);
+    }
+    SLA_TRY(eig_max_cluster(P, R, o->tol, &c, &at));
+    eig_result T = {0};
+    sla_status st = SLA_OK;
+    lo.v0 = NULL;
+    lo.nv0 = 0;
+    if (arpack && o->maxiter <= 0) lo.maxiter = 300;
+    while (st == SLA_OK && c >= lo.block) {
+        /* room for about k + p kept vectors and p new ones after each restart */
+        int64_t p = c + 1, ncv = lo.ncv > 2 * (k + p) ? lo.ncv : 2 * (k + p);
+        if (ncv > n - p) ncv = n - p;
+        if (ncv < k + p) {
+            R->uncertain = c;
+            snprintf(R->note, sizeof R->note, "%lld copies of the eigenvalue %.12g with block "
+                     "%lld: there may be more, and a confirming run with block %lld does not fit "
+                     "(k + block ≤ ncv ≤ n − block, k = %lld, n = %lld); use method dense or "
+                     "lobpcg", (long long)c, at, (long long)lo.block, (long long)p, (long long)k,
+                     (long long)n);
+            break;
+        }
+        lo.block = p;
+        lo.ncv = ncv;
+        eig_result_free(&T);
+        st = eig_result_init(&T, n, P->batch, k);
+        if (st == SLA_OK) st = run_lanczos(P, pl, &lo, &T);
+        runs++;
+        R->op_apps += T.op_apps;
+        R->spmv += T.spmv;
+        R->iterations += T.iterations;
+        R->restarts += T.restarts;
+        if (st != SLA_OK || !all_converged(P, &T)) break;
+        st = eig_max_cluster(P, &T, o->tol, &c, &at);
+    }
+    if (st == SLA_OK && runs > 0 && !R->uncertain) {
+        if (arpack && !all_converged(P, &T)) {
+            R->uncertain = k;
+            snprintf(R->note, sizeof R->note, "ARPACK's copies of repeated eigenvalues could not "
+                     "be confirmed: the block Lanczos run with block %lld did not converge",
+                     (long long)lo.block);
+        } else if (arpack) {
+            st = compare_arpack(P, o->tol, lo.block, R, &T);
+        } else {
+            /* the confirming run's result replaces the first one */
+            double *l = R->lambda, *x = R->X;
+            int64_t *nc = R->nconv;
+            R->lambda = T.lambda; R->X = T.X; R->nconv = T.nconv;
+            T.lambda = l; T.X = x; T.nconv = nc;
+        }
+        char add[120];
+        snprintf(add, sizeof add, ", multiplicity check: %lld more run%s (block %lld → %lld, ncv "
+                 "%lld → %lld)%s", (long long)runs, runs > 1 ? "s" : "", (long long)first,
+                 (long long)lo.block, (long long)ncv0, (long long)lo.ncv,
+                 arpack ? "" : ", whose result is returned");
+        strncat(R->what, add, sizeof R->what - strlen(R->what) - 1);
+    }
+    eig_result_free(&T);
+    return st;
+}
+
 static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, plan *pl,
                            const double *v0, int64_t k, eig_result *R)
 {
@@ -406,27 +522,31 @@ static sla_status run_plan(const eig_problem *P, const sla_eigsh_options *o, pla
         sla_eigsh_which w = isnan(o->sigma) ? o->which : SLA_EIGSH_LM;
         return eig_dense(P, w, o->sigma, R);
     }
+    /* LOBPCG's block holds max(2k, k + 4) ≥ k vectors (at least k): more than the copies any
+     * eigenvalue can have among the k wanted, so the multiplicity rule holds by construction */
     if (pl->method == SLA_EIGSH_LOBPCG) return run_lobpcg(P, o, pl, v0, k, R);
     eig_lanczos_opts lo = {pl->want, pl->sz.p, pl->sz.ncv, o->maxiter > 0 ? o->maxiter : 300, o->tol,
                            v0, o->nv0, pl->adaptive};
     sla_status st;
     if (pl->method == SLA_EIGSH_ARPACK) {
-        lo.block = 1;
+        eig_lanczos_opts la = lo;
+        la.block = 1;
         /* ARPACK keeps its shift: a tight cluster converges slowly (nos6's three smallest,
          * relative gaps 1e-5, need ~700 restarts at σ = 0 where Lanczos moves σ); default as
          * SciPy's eigsh: 10·n restarts (at least the Lanczos default) */
-        if (o->maxiter <= 0) lo.maxiter = P->n * 10 > 300 ? P->n * 10 : 300;
-        st = eig_arpack(P, &lo, pl->si_mode ? &pl->si : NULL, R);
-    } else {
-        eig_op op;
-        eig_spmv_ctx sc = {P, 1.0};
-        eig_massinv_ctx mc = {P, pl->si.solver};
-        if (pl->si_mode && P->has_M) eig_op_solver_mass(&op, &mc);
-        else if (pl->si_mode) eig_op_solver(&op, P->n, P->batch, pl->si.solver);
-        else eig_op_spmv(&op, &sc);
-        st = eig_lanczos(P, &op, pl->si_mode ? &pl->si : NULL, &lo, R);
-        eig_op_free(&op);
+        if (o->maxiter <= 0) la.maxiter = P->n * 10 > 300 ? P->n * 10 : 300;
+        st = eig_arpack(P, &la, pl->si_mode ? &pl->si : NULL, R);
+        double sigma = pl->si_mode ? pl->si.sigma[0] : NAN;   /* ARPACK's, before the check */
+        lo.block = 1;
+        if (st == SLA_OK) st = certify_multiplicity(P, o, pl, lo, R);
+        if (pl->si_mode) {
+            R->sigma = sigma;
+            R->factorizations += pl->si.factorizations;
+        }
+        return st;
     }
+    st = run_lanczos(P, pl, &lo, R);
+    if (st == SLA_OK) st = certify_multiplicity(P, o, pl, lo, R);
     if (pl->si_mode) {
         R->sigma = pl->si.sigma[0];
         R->factorizations += pl->si.factorizations;
@@ -669,7 +789,8 @@ static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_
         info->precond_applications = R.prec_apps;
         info->spmv = R.spmv;
         info->factorizations = R.factorizations + mfact;
-        info->converged = nconv;
+        /* pairs whose copies the multiplicity rule could not confirm do not count */
+        info->converged = nconv > R.uncertain ? nconv - R.uncertain : 0;
         info->max_residual = maxres;
         for (int64_t b = 0; b < A->batch; b++) {
             info->norm_A = fmax(info->norm_A, P.norm1[b]);
@@ -677,12 +798,15 @@ static sla_status sla_eigsh_run(const sla_matrix *A, int64_t k, const sla_eigsh_
         }
         describe(&R, &pl, info->description, sizeof info->description);
     }
+    char note[sizeof R.note];
+    snprintf(note, sizeof note, "%s", R.uncertain ? R.note : "");
     plan_free(&pl);
     eig_result_free(&R);
     eig_problem_free(&P);
     sla_free(v0);
     sla_free(res);
     if (st < 0) return st;
+    if (note[0]) return EIG_FAIL(SLA_NOT_CONVERGED, "%s", note);
     return eig_converged_status(nconv, k, o.M != NULL, maxres, o.tol);
 }
 

@@ -365,21 +365,7 @@ static void dt_check_float32(const char *name, sla_method method, sla_op op)
 /* 7-point 3D Poisson (Dirichlet) on an m³ grid: diagonal 6, neighbours −1. */
 static void dt_poisson3d(int64_t m, sla_pattern **p, double **values)
 {
-    int64_t n = m * m * m, cap = 7 * n, k = 0, st[3] = {1, m, m * m};
-    int64_t *r = malloc(sizeof(int64_t) * (size_t)cap), *c = malloc(sizeof(int64_t) * (size_t)cap);
-    double *v = dt_alloc(cap);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t x[3] = {i % m, (i / m) % m, i / (m * m)};
-        r[k] = i; c[k] = i; v[k++] = 6;
-        for (int d = 0; d < 3; d++) {
-            if (x[d] > 0) { r[k] = i; c[k] = i - st[d]; v[k++] = -1; }
-            if (x[d] < m - 1) { r[k] = i; c[k] = i + st[d]; v[k++] = -1; }
-        }
-    }
-    TU_OK(sla_pattern_from_coo(n, n, k, r, c, p));
-    *values = dt_alloc(sla_pattern_nnz(*p));
-    TU_OK(sla_values_gather(*p, SLA_FLOAT64, 1, v, *values));
-    free(r); free(c); free(v);
+    tu_poisson3d(m, p, values);
 }
 
 /* The AUTO ordering rule on a 2D grid (AMD kept) and on a 30³ grid (METIS chosen: AMD's factor

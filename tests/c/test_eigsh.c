@@ -227,7 +227,10 @@ static void laplace2d_closed_form(void **state)
             /* SPD: both by shift-invert at σ = 0 with a Cholesky factorization */
             assert_int_equal(info.method, SLA_EIGSH_LANCZOS);
             assert_true(info.sigma == 0.0);
-            assert_true(info.operator_applications <= 60);
+            /* 42 for the first run (block 2); its double eigenvalues then need the
+             * confirming run with block 3, 57 more (docs/eigsh.md, "Repeated eigenvalues") */
+            if (!(info.operator_applications <= 110))
+                fail_msg("%lld operator applications", (long long)info.operator_applications);
         }
         if (ws[q] != SLA_EIGSH_SM) run(&A, k, SLA_EIGSH_LOBPCG, ws[q], NAN, want, 1e-9);
     }

@@ -54,6 +54,26 @@ void tu_poisson2d(int64_t nx, int64_t ny, sla_pattern **p, double **values)
     free(r); free(c); free(v);
 }
 
+void tu_poisson3d(int64_t m, sla_pattern **p, double **values)
+{
+    int64_t n = m * m * m, cap = 7 * n, k = 0, st[3] = {1, m, m * m};
+    int64_t *r = malloc(sizeof(int64_t) * (size_t)cap), *c = malloc(sizeof(int64_t) * (size_t)cap);
+    double *v = malloc(sizeof(double) * (size_t)cap);
+    assert_true(r && c && v);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x[3] = {i % m, (i / m) % m, i / (m * m)};
+        r[k] = i; c[k] = i; v[k++] = 6;
+        for (int d = 0; d < 3; d++) {
+            if (x[d] > 0) { r[k] = i; c[k] = i - st[d]; v[k++] = -1; }
+            if (x[d] < m - 1) { r[k] = i; c[k] = i + st[d]; v[k++] = -1; }
+        }
+    }
+    TU_OK(sla_pattern_from_coo(n, n, k, r, c, p));
+    *values = malloc(sizeof(double) * (size_t)(k ? k : 1));
+    TU_OK(sla_values_gather(*p, SLA_FLOAT64, 1, v, *values));
+    free(r); free(c); free(v);
+}
+
 void tu_load(const char *name, sla_pattern **p, double **values)
 {
     TU_OK(sla_mm_read_matrix(tu_matrix_path(name), SLA_FLOAT64, p, (void **)values, NULL, NULL));

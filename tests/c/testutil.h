@@ -35,6 +35,10 @@ void tu_fill_random(double *x, int64_t n, uint64_t seed);
  *  −1 to the neighbours. Returns the pattern and malloc'ed float64 CSR values. */
 void tu_poisson2d(int64_t nx, int64_t ny, sla_pattern **p, double **values);
 
+/** 3D 7-point Poisson (Dirichlet) on an m × m × m grid: n = m³, 6 on the diagonal, −1 to the
+ *  neighbours (row i = x + m·y + m²·z). Pattern and malloc'ed float64 CSR values. */
+void tu_poisson3d(int64_t m, sla_pattern **p, double **values);
+
 /** Loads a shared matrix as float64 (asserts success). */
 void tu_load(const char *name, sla_pattern **p, double **values);
 
