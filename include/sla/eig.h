@@ -196,8 +196,14 @@ SLA_API void sla_eigsh_options_init(sla_eigsh_options *opt);
  *  that each operator application is one batched SpMV or one batched solve (the factorization
  *  of A − σI shares one symbolic analysis through the solver's batch support). ARPACK, which is
  *  not reentrant, runs the batch elements one after the other (serialized across threads).
+ *  Repeated eigenvalues: every copy among the k is returned, or the status is not SLA_OK. A
+ *  Krylov result (Lanczos, ARPACK) with an eigenvalue of block-size or more copies is confirmed
+ *  by a block Lanczos run with a larger block (its cost is in the info; docs/eigsh.md,
+ *  "Multiplicity rule").
  *  @return SLA_OK; SLA_NOT_CONVERGED (warning: outputs hold the best approximations, the info
- *          and options.residuals say how far each pair is); SLA_EINVAL (NULL, k out of
+ *          and options.residuals say how far each pair is; also when the copies of a repeated
+ *          eigenvalue could not be confirmed, or ARPACK's differ from the confirming run's,
+ *          with a message saying so); SLA_EINVAL (NULL, k out of
  *          [1, n], which/method/option invalid, options.block_size or options.ncv out of the
  *          range above for the method run, which ≠ LM with sigma, method not able to
  *          compute the requested eigenvalues); SLA_ESHAPE (not square); SLA_EDTYPE;
