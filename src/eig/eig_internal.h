@@ -316,15 +316,18 @@ sla_status eig_vjp(const eig_problem *P, sla_dtype dt, int64_t k, const void *ei
                    double *dmval);
 
 /* Repeated eigenvalues in a result (multiplicity.c): eigenvalues of one batch element closer
- * than eig_cluster_gap are copies of one. eig_max_cluster: the largest number of copies over
- * the batch (*cmax) and that eigenvalue (*where). eig_same_values: *b_bad = −1 if the sorted
- * eigenvalues of R and T agree within the gap in every element, else the first element that
- * does not and the first pair that differs (R's *got, T's *want). */
-double eig_cluster_gap(const eig_problem *P, int64_t b, const double *lambda, int64_t k, double tol);
-sla_status eig_max_cluster(const eig_problem *P, const eig_result *R, double tol, int64_t *cmax,
-                           double *where);
-sla_status eig_same_values(const eig_problem *P, const eig_result *R, const eig_result *T,
-                           double tol, int64_t *b_bad, double *got, double *want);
+ * than eig_cluster_gap (from the true residuals res [batch][k] of eig_residuals) are copies of
+ * one. eig_max_cluster: the largest number of copies over the batch (*cmax) and that eigenvalue
+ * (*where). eig_same_values: *b_bad = −1 if the sorted eigenvalues of R and T agree within the
+ * gap in every element, else the first element that does not and the first pair that differs
+ * (R's *got, T's *want). */
+double eig_cluster_gap(const eig_problem *P, int64_t b, const double *lambda, const double *res,
+                       int64_t k, double tol);
+sla_status eig_max_cluster(const eig_problem *P, const eig_result *R, const double *res, double tol,
+                           int64_t *cmax, double *where);
+sla_status eig_same_values(const eig_problem *P, const eig_result *R, const double *rres,
+                           const eig_result *T, const double *tres, double tol, int64_t *b_bad,
+                           double *got, double *want);
 
 /* Dense LAPACK: which/sigma as in the public options. */
 sla_status eig_dense(const eig_problem *P, sla_eigsh_which which, double sigma, eig_result *R);

@@ -423,11 +423,11 @@ static int all_converged(const eig_problem *P, const eig_result *R)
 /* ARPACK's result against the confirming Lanczos run T: kept if the eigenvalues agree, else
  * marked uncertain (a copy ARPACK's single vector missed). */
 static sla_status compare_arpack(const eig_problem *P, double tol, int64_t block, eig_result *R,
-                                 const eig_result *T)
+                                 const double *rres, const eig_result *T, const double *tres)
 {
     int64_t bad;
     double got = 0, want = 0;
-    SLA_TRY(eig_same_values(P, R, T, tol, &bad, &got, &want));
+    SLA_TRY(eig_same_values(P, R, rres, T, tres, tol, &bad, &got, &want));
     if (bad < 0) return SLA_OK;
     R->uncertain = R->k;
     snprintf(R->note, sizeof R->note, "ARPACK's eigenvalues miss a copy of a repeated "
@@ -450,16 +450,13 @@ static sla_status certify_multiplicity(const eig_problem *P, const sla_eigsh_opt
     double at;
     if (!all_converged(P, R)) return SLA_OK;      /* reported as not converged anyway */
     int arpack = pl->method == SLA_EIGSH_ARPACK;
-    if (arpack) {
-        /* ARPACK returns vectors only: their Rayleigh quotients (k SpMVs) */
-        double *res = sla_malloc((size_t)(P->batch * k), sizeof(double), "residuals");
-        sla_status sr = res ? eig_residuals(P, R, res) : SLA_ENOMEM;
-        sla_free(res);
-        SLA_TRY(sr);
-    }
-    SLA_TRY(eig_max_cluster(P, R, o->tol, &c, &at));
+    /* true residuals and Rayleigh quotients (k SpMVs; ARPACK returns vectors only) */
+    double *rres = sla_malloc((size_t)(2 * P->batch * k), sizeof(double), "residuals");
+    if (!rres) return SLA_ENOMEM;
+    double *tres = rres + P->batch * k;
     eig_result T = {0};
-    sla_status st = SLA_OK;
+    sla_status st = eig_residuals(P, R, rres);
+    if (st == SLA_OK) st = eig_max_cluster(P, R, rres, o->tol, &c, &at);
     lo.v0 = NULL;
     lo.nv0 = 0;
     if (arpack && o->maxiter <= 0) lo.maxiter = 300;
@@ -487,7 +484,8 @@ static sla_status certify_multiplicity(const eig_problem *P, const sla_eigsh_opt
         R->iterations += T.iterations;
         R->restarts += T.restarts;
         if (st != SLA_OK || !all_converged(P, &T)) break;
-        st = eig_max_cluster(P, &T, o->tol, &c, &at);
+        st = eig_residuals(P, &T, tres);
+        if (st == SLA_OK) st = eig_max_cluster(P, &T, tres, o->tol, &c, &at);
     }
     if (st == SLA_OK && runs > 0 && !R->uncertain) {
         if (arpack && !all_converged(P, &T)) {
@@ -496,7 +494,7 @@ static sla_status certify_multiplicity(const eig_problem *P, const sla_eigsh_opt
                      "be confirmed: the block Lanczos run with block %lld did not converge",
                      (long long)lo.block);
         } else if (arpack) {
-            st = compare_arpack(P, o->tol, lo.block, R, &T);
+            st = compare_arpack(P, o->tol, lo.block, R, rres, &T, tres);
         } else {
             /* the confirming run's result replaces the first one */
             double *l = R->lambda, *x = R->X;
@@ -512,6 +510,7 @@ static sla_status certify_multiplicity(const eig_problem *P, const sla_eigsh_opt
         strncat(R->what, add, sizeof R->what - strlen(R->what) - 1);
     }
     eig_result_free(&T);
+    sla_free(rres);
     return st;
 }
 
