@@ -31,7 +31,19 @@ set(SLA_HAVE_SUPERLU_DIST OFF)
 if(SLA_SUPERLU_DIST_INCLUDE AND SLA_SUPERLU_DIST_LIB)
   set(SLA_HAVE_SUPERLU_DIST ON)
 endif()
-message(STATUS "sla: libsla_mpi with MPI ${MPI_C_VERSION}, METIS ${SLA_HAVE_METIS}, PT-Scotch ${SLA_HAVE_PTSCOTCH}, SuperLU_DIST ${SLA_HAVE_SUPERLU_DIST}, hypre ${SLA_HAVE_HYPRE}")
+# Parallel MUMPS (libmumps-dev: libdmumps, MPI): the distributed log-determinant gradient's
+# selected inverse (src/mpi/lu_logdet_mumps.c); optional. Not linked: its symbols (dmumps_c, the
+# Fortran routines, the mumps_common ones) are the names of the sequential MUMPS libsla links,
+# so it is dlopen'ed with RTLD_DEEPBIND at its installed path (src/mpi/pmumps.c). Not in a
+# sanitizer build (the ASan runtime refuses RTLD_DEEPBIND and ends the process).
+find_library(SLA_PMUMPS_LIB NAMES dmumps)
+find_path(SLA_PMUMPS_INCLUDE NAMES dmumps_c.h)
+set(SLA_HAVE_PMUMPS OFF)
+if(SLA_PMUMPS_LIB AND SLA_PMUMPS_INCLUDE AND NOT SLA_SANITIZE AND CMAKE_DL_LIBS)
+  get_filename_component(SLA_PMUMPS_PATH "${SLA_PMUMPS_LIB}" REALPATH)
+  set(SLA_HAVE_PMUMPS ON)
+endif()
+message(STATUS "sla: libsla_mpi with MPI ${MPI_C_VERSION}, METIS ${SLA_HAVE_METIS}, PT-Scotch ${SLA_HAVE_PTSCOTCH}, SuperLU_DIST ${SLA_HAVE_SUPERLU_DIST}, hypre ${SLA_HAVE_HYPRE}, parallel MUMPS ${SLA_HAVE_PMUMPS}")
 configure_file(cmake/mpi_config.h.in "${CMAKE_CURRENT_BINARY_DIR}/include/sla/mpi_config.h" @ONLY)
 
 file(GLOB SLA_MPI_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/mpi/*.c")
@@ -49,6 +61,11 @@ endif()
 if(SLA_HAVE_SUPERLU_DIST)
   target_include_directories(sla_mpi PRIVATE ${SLA_SUPERLU_DIST_INCLUDE})
   target_link_libraries(sla_mpi PRIVATE ${SLA_SUPERLU_DIST_LIB} SuiteSparse::SuiteSparse)   # btf
+endif()
+if(SLA_HAVE_PMUMPS)
+  target_include_directories(sla_mpi PRIVATE ${SLA_PMUMPS_INCLUDE})
+  target_compile_definitions(sla_mpi PRIVATE SLA_PMUMPS_PATH="${SLA_PMUMPS_PATH}")
+  target_link_libraries(sla_mpi PRIVATE ${CMAKE_DL_LIBS})
 endif()
 if(SLA_HAVE_PTSCOTCH)
   target_include_directories(sla_mpi PRIVATE ${SLA_PTSCOTCH_INCLUDE})

@@ -363,23 +363,49 @@ SLA_API sla_status sla_dist_lu_logdet(sla_dist_lu *F, double *sign, double *loga
 
 /* ---- log-determinant gradient (src/mpi/lu_logdet_grad.c) ---- */
 
+/** How sla_dist_lu_logdet_grad_with() computes the entries of A⁻¹ (docs/mpi.md,
+ *  "Log-determinant gradient"). */
+typedef enum sla_dist_logdet_grad_method {
+    SLA_DIST_LOGDET_GRAD_AUTO = 0,   /**< MUMPS when every rank can load it, else GATHER */
+    SLA_DIST_LOGDET_GRAD_MUMPS = 1,  /**< parallel MUMPS: distributed factors, selected inverse */
+    SLA_DIST_LOGDET_GRAD_GATHER = 2, /**< A gathered to rank 0, libsla's serial selected inverse */
+} sla_dist_logdet_grad_method;
+
 /** Gradient of L = Σ_b g[b]·log|det A_b|, as sla_solver_logdet_grad(): dvalues[b][s] =
  *  g[b]·(A_b⁻¹)[c_s, r_s] for this rank's local slot s (global row r_s, column c_s),
- *  [batch][nnz_local] of A's dtype, overwritten. g [batch] doubles, finite: each rank's own
- *  weights, applied to its own slots (pass the same on every rank for the gradient of one
- *  loss, as a replicated scalar loss does); NULL means ones. Collective.
- *  Method and cost: A (rows, columns, values of every batch element) is gathered to rank 0,
- *  which runs libsla's serial sparse inverse subset from a UMFPACK LU (sla_solver_logdet_grad,
- *  Takahashi–Fagan–Chin / Erisman–Tinney on the factors; never n dense solves); the gradient
- *  is scattered back. Exact to the serial code's accuracy but not scalable: rank 0 holds
- *  about (16 + 24·batch) bytes per global entry plus the serial factors and the closure of
- *  their structure; the other ranks O(nnz_local).
+ *  [batch][nnz_local] of A's dtype (float32 computed in double), overwritten. g [batch]
+ *  doubles, finite: each rank's own weights, applied to its own slots (pass the same on every
+ *  rank for the gradient of one loss, as a replicated scalar loss does); NULL means ones.
+ *  method the same on every rank. Collective.
+ *  Methods and cost:
+ *  - MUMPS (auto's choice when parallel MUMPS, libmumps-dev, was found at configure time and
+ *    loads on every rank): A_b is factored again by parallel MUMPS from the distributed slots
+ *    (ICNTL(18) = 3) and the requested entries computed by its selected-inverse solve
+ *    (ICNTL(30) = 1; Amestoy, Buttari, L'Excellent & Mary 2012) on the distributed factors.
+ *    Rank 0 holds O(nnz) vectors: the slots' positions, the computed values, the order back
+ *    (about (28 + 8·batch) bytes per global entry) and MUMPS's centralized analysis of the
+ *    graph; the factors are distributed.
+ *  - GATHER (auto's fallback, e.g. the sanitizer build): A is gathered to rank 0, which runs
+ *    libsla's serial sparse inverse subset from a UMFPACK LU (Takahashi–Fagan–Chin /
+ *    Erisman–Tinney on the factors; never n dense solves); the gradient is scattered back.
+ *    Not scalable: rank 0 holds about (16 + 24·batch) bytes per global entry plus the serial
+ *    factors and the closure of their structure.
+ *  Both are exact to the direct solvers' accuracy; the other ranks hold O(nnz_local).
  *  @return SLA_OK; SLA_ESINGULAR if some A_b is numerically singular by F's rule (its logdet
- *          is (0, −inf)) or by the serial factorization's, naming the batch element;
- *          SLA_EUNSUPPORTED above 2^31 − 1 global entries, or without SuperLU_DIST;
- *          SLA_ENOMEM (on any rank, e.g. rank 0's serial LU or closure not fitting), SLA_EINVAL (dvalues NULL), SLA_ENONFINITE (g), SLA_EBACKEND. The same status on every rank;
- *          dvalues unspecified on error. */
+ *          is (0, −inf)) or by MUMPS's or the serial factorization's, naming the batch element;
+ *          SLA_EUNSUPPORTED above 2^31 − 1 global entries, without SuperLU_DIST, or method
+ *          MUMPS where parallel MUMPS is not available (the message says why);
+ *          SLA_ENOMEM (on any rank, e.g. rank 0's vectors or factors not fitting), SLA_EINVAL
+ *          (dvalues NULL, method unknown), SLA_ESHAPE (method not the same on every rank),
+ *          SLA_ENONFINITE (g),
+ *          SLA_EBACKEND. The same status on every rank; dvalues unspecified on error. */
+SLA_API sla_status sla_dist_lu_logdet_grad_with(sla_dist_lu *F,
+                                                sla_dist_logdet_grad_method method,
+                                                const double *g, void *dvalues);
+/** sla_dist_lu_logdet_grad_with(F, SLA_DIST_LOGDET_GRAD_AUTO, g, dvalues). Collective. */
 SLA_API sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues);
+/** 1 if parallel MUMPS is compiled in and loads in this process (method MUMPS above). Local. */
+SLA_API int sla_dist_have_parallel_mumps(void);
 
 /** Smallest rcond estimate over the batch (NaN for NULL). Local. */
 SLA_API double sla_dist_lu_rcond(const sla_dist_lu *F);

@@ -1075,9 +1075,11 @@ class DSparseTensor:
         """(sign, log|det|) of the matrix (per batch element: [*batch]), from libsla_mpi's
         distributed LU (SuperLU_DIST); (0, −inf) for a numerically singular matrix. The same
         on every rank. Collective (backward too). log|det| is differentiable in the local
-        values: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] by sla_dist_lu_logdet_grad, which
-        gathers A to rank 0 for libsla's serial sparse inverse subset (exact; rank 0's memory
-        bounds the size); a singular matrix raises in backward on every rank."""
+        values: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] by sla_dist_lu_logdet_grad: parallel
+        MUMPS's selected inverse on distributed factors where libsla_mpi has it (rank 0 holds
+        O(nnz) vectors), else A gathered to rank 0 for libsla's serial sparse inverse subset
+        (docs/mpi.md, "Log-determinant gradient"; exact either way); a singular matrix raises
+        in backward on every rank."""
         if not (mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())):
             raise NotImplementedError(_missing(
                 "DSparseTensor.slogdet", "a distributed determinant (sla_dist_lu_logdet, with "

@@ -343,10 +343,10 @@ void sla_mumps_unlock(void);
  *  ("dmumps_c", "zmumps_c") and phase (MUMPS user guide, "Error diagnostics"): allocation and
  *  work-array failures SLA_ENOMEM, structural/numerical singularity SLA_ESINGULAR, n out of range
  *  SLA_EINVAL, the rest SLA_EBACKEND. Shared by the real and complex backends. */
-sla_status sla_mumps_error(const char *routine, int e, int i2, const char *phase);
+SLA_API sla_status sla_mumps_error(const char *routine, int e, int i2, const char *phase);
 /** 1 when INFOG(1) is a too-small work array that a larger relaxation cures (−8, −9, −14, −15,
  *  the user guide's advice), after growing *icntl14 (ICNTL(14) ← 2·ICNTL(14) + 20); else 0. */
-int sla_mumps_retry_workspace(int infog1, int *icntl14);
+SLA_API int sla_mumps_retry_workspace(int infog1, int *icntl14);
 /** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
  *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.
  *  @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */

@@ -24,4 +24,16 @@ typedef struct dist_lu_view {
 } dist_lu_view;
 dist_lu_view dist_lu_parts(const sla_dist_lu *F);
 
+/* Parallel MUMPS's selected inverse (lu_logdet_mumps.c): on rank 0, ggrad[b·total + q] =
+ * (A_b⁻¹)[gcol[q], grow[q]] for every gathered slot q (each rank's m slots, global row[] and
+ * col[], concatenated in rank order). grow and gcol (rank 0's gathered [total], NULL elsewhere)
+ * are consumed: freed and set to NULL before MUMPS allocates. Collective; the same status on
+ * every rank. */
+sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, const char *func,
+                                       int64_t m, const int64_t *row, const int64_t *col,
+                                       int64_t total, int64_t **grow, int64_t **gcol,
+                                       double *ggrad);
+/* NULL when parallel MUMPS can be used in this process, else why not. Local. */
+const char *dist_pmumps_unavailable(void);
+
 #endif

@@ -1,15 +1,21 @@
 /* Gradient of the distributed log-determinant: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] on the
- * pattern, by gathering A to rank 0 and running libsla's serial sparse inverse subset there
- * (sla_solver_logdet_grad with UMFPACK LU: Takahashi/Erisman–Tinney on the factors,
- * src/direct/selinv_lu.c), then scattering the gradient back to the owners of the slots.
+ * pattern, i.e. the entries of A⁻¹ at the transposed pattern positions. Two methods:
  *
- * Why gathered and not distributed: the entries of A⁻¹ on the transposed pattern need the
- * factors' closed structure (every (i, j) of L + U reachable in the elimination tree); a
- * distributed selected inversion over SuperLU_DIST's supernodal 2D block layout (PSelInv,
- * Jacourt, Lin & Yang 2014) is a project of its own. This path is exact (the serial code's
- * accuracy) and bounded by rank 0's memory: global nnz ≤ 2^31 − 1 (MPI counts, else
- * SLA_EUNSUPPORTED), and the serial LU with its selected-inverse closure must fit rank 0 (else
- * UMFPACK's or our allocation failure, SLA_ENOMEM on every rank). */
+ * - SLA_DIST_LOGDET_GRAD_MUMPS (auto's choice when parallel MUMPS loads): the factorization and
+ *   the selected-inverse solve are distributed (lu_logdet_mumps.c); only the slots' global
+ *   (row, col) go to rank 0 — MUMPS takes the requested entries and returns their values there —
+ *   and the values come back to their owners by the scatter below. Rank 0 holds O(nnz) index
+ *   and value vectors, no factors.
+ * - SLA_DIST_LOGDET_GRAD_GATHER (auto's fallback: a build without parallel MUMPS, e.g. the
+ *   sanitizer build): A is gathered to rank 0, which runs libsla's serial sparse inverse subset
+ *   (sla_solver_logdet_grad with UMFPACK LU: Takahashi/Erisman–Tinney on the factors,
+ *   src/direct/selinv_lu.c). Exact, but rank 0 must hold the whole serial LU and its closure.
+ *
+ * Both: global nnz ≤ 2^31 − 1 (MPI counts, MUMPS's 32-bit IRHS_PTR; else SLA_EUNSUPPORTED);
+ * allocation failures SLA_ENOMEM on every rank. Not written: a selected inversion on
+ * SuperLU_DIST's own distributed supernodes (PSelInv, Jacquelin, Lin & Yang 2014), which would
+ * also drop rank 0's O(nnz) vectors. Probing (columns of A⁻¹ from sums of unit vectors over a
+ * colouring) is not exact: A⁻¹ is dense, so columns of one colour overlap in every row. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -41,8 +47,9 @@ static void lg_free(lg_work *w)
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) sla_free(p[i]);
 }
 
-/* counts of every rank, the size limits, the buffers; agreed */
-static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
+/* counts of every rank, the size limits, the buffers (rank 0's values only for the gather
+ * method); agreed */
+static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int values)
 {
     MPI_Comm_rank(comm, &w->rank);
     MPI_Comm_size(comm, &w->size);
@@ -75,22 +82,22 @@ static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
         size_t t = (size_t)w->total + 1, tb = (size_t)(w->total * v->batch) + 1;
         w->grow = sla_malloc(t, sizeof *w->grow, "gathered rows");
         w->gcol = sla_malloc(t, sizeof *w->gcol, "gathered columns");
-        w->gval = sla_malloc(tb, sizeof *w->gval, "gathered values");
+        w->gval = values ? sla_malloc(tb, sizeof *w->gval, "gathered values") : NULL;
         w->ggrad = sla_malloc(tb, sizeof *w->ggrad, "gathered gradient");
-        if (!w->grow || !w->gcol || !w->gval || !w->ggrad) st = SLA_ENOMEM;
+        if (!w->grow || !w->gcol || (values && !w->gval) || !w->ggrad) st = SLA_ENOMEM;
     }
     if (st == SLA_OK) st = sla_dist_pattern_global_coo(v->P, w->row, w->col);
     return dist_agree(comm, FUNC, st);
 }
 
-/* rows, columns and every batch element's values (as double) to rank 0 */
-static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
+/* rows, columns and (values) every batch element's values (as double) to rank 0 */
+static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int values)
 {
     int m = w->cnt[w->rank];
     int rc = MPI_Gatherv(w->row, m, MPI_INT64_T, w->grow, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
     if (rc == MPI_SUCCESS)
         rc = MPI_Gatherv(w->col, m, MPI_INT64_T, w->gcol, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
-    for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
+    for (int64_t b = 0; values && rc == MPI_SUCCESS && b < v->batch; b++) {
         for (int s = 0; s < m; s++)
             w->buf[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
                                                 : ((const double *)v->values)[b * m + s];
@@ -150,18 +157,39 @@ static sla_status lg_scatter(lg_work *w, const dist_lu_view *v, MPI_Comm comm, c
     return dist_agree(comm, FUNC, rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(FUNC, "MPI_Scatterv", rc));
 }
 
-sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues)
+/* auto: parallel MUMPS when every rank can load it; an explicit MUMPS that some rank cannot
+ * load is refused (agreed) */
+static sla_status lg_method(MPI_Comm comm, sla_dist_logdet_grad_method method, int *mumps)
+{
+    const char *why = dist_pmumps_unavailable();
+    int mine = why == NULL, all = 0;
+    int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS) return dist_mpi_error(FUNC, "MPI_Allreduce", rc);
+    *mumps = method == SLA_DIST_LOGDET_GRAD_GATHER ? 0 : all;
+    sla_status st = SLA_OK;
+    if (method == SLA_DIST_LOGDET_GRAD_MUMPS && !mine)
+        st = sla_error_set(SLA_EUNSUPPORTED, FUNC, "method MUMPS: %s", why);
+    return dist_agree(comm, FUNC, st);
+}
+
+sla_status sla_dist_lu_logdet_grad_with(sla_dist_lu *F, sla_dist_logdet_grad_method method,
+                                        const double *g, void *dvalues)
 {
     SLA_CHECK_ARG(F, "F is NULL");
     dist_lu_view v = dist_lu_parts(F);
     MPI_Comm comm = v.P->comm;
     int64_t m = sla_dist_pattern_nnz(v.P);
     sla_status st = SLA_OK;
-    if (!dvalues && m > 0) st = sla_error_set(SLA_EINVAL, FUNC, "dvalues is NULL");
+    if (method != SLA_DIST_LOGDET_GRAD_AUTO && method != SLA_DIST_LOGDET_GRAD_MUMPS &&
+        method != SLA_DIST_LOGDET_GRAD_GATHER)
+        st = sla_error_set(SLA_EINVAL, FUNC, "method = %d is not AUTO, MUMPS or GATHER", (int)method);
+    if (st == SLA_OK && !dvalues && m > 0) st = sla_error_set(SLA_EINVAL, FUNC, "dvalues is NULL");
     for (int64_t b = 0; st == SLA_OK && g && b < v.batch; b++)
         if (!isfinite(g[b])) st = sla_error_set(SLA_ENONFINITE, FUNC, "g[%lld] is not finite",
                                                 (long long)b);
-    SLA_TRY(dist_agree(comm, FUNC, st));
+    int64_t mv = method;
+    static const char *const names[1] = {"method"};
+    SLA_TRY(dist_agree_same(comm, FUNC, st, 1, &mv, names));
     /* the factorization's singularity rule first, so that logdet's (0, −inf) and this refusal
      * always go together; rcond is the same on every rank */
     for (int64_t b = 0; b < v.batch; b++)
@@ -169,22 +197,39 @@ sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalue
             return sla_error_set(SLA_ESINGULAR, FUNC, "A[%lld] is numerically singular (rcond "
                                  "%.3g < %.3g): log|det A| has no gradient there",
                                  (long long)b, v.rcond[b], SLA_RCOND_SINGULAR);
+    int mumps = 0;
+    SLA_TRY(lg_method(comm, method, &mumps));
     lg_work w;
     memset(&w, 0, sizeof w);
-    st = lg_setup(&w, &v, comm);
-    if (st == SLA_OK) st = lg_gather(&w, &v, comm);
-    if (st == SLA_OK) st = dist_agree(comm, FUNC, w.rank == 0 ? lg_serial(&w, &v) : SLA_OK);
+    st = lg_setup(&w, &v, comm, !mumps);
+    if (st == SLA_OK) st = lg_gather(&w, &v, comm, !mumps);
+    if (st == SLA_OK && mumps)
+        st = dist_pmumps_inverse_entries(&v, comm, FUNC, m, w.row, w.col, w.total, &w.grow,
+                                         &w.gcol, w.ggrad);
+    else if (st == SLA_OK)
+        st = dist_agree(comm, FUNC, w.rank == 0 ? lg_serial(&w, &v) : SLA_OK);
     if (st == SLA_OK) st = lg_scatter(&w, &v, comm, g, dvalues);
     lg_free(&w);
     return st;
 }
 
+sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues)
+{
+    return sla_dist_lu_logdet_grad_with(F, SLA_DIST_LOGDET_GRAD_AUTO, g, dvalues);
+}
+
 #else
+
+sla_status sla_dist_lu_logdet_grad_with(sla_dist_lu *F, sla_dist_logdet_grad_method method,
+                                        const double *g, void *dvalues)
+{
+    (void)F; (void)method; (void)g; (void)dvalues;
+    return sla_error_set(SLA_EUNSUPPORTED, FUNC, "libsla_mpi was built without SuperLU_DIST");
+}
 
 sla_status sla_dist_lu_logdet_grad(sla_dist_lu *F, const double *g, void *dvalues)
 {
-    (void)F; (void)g; (void)dvalues;
-    return sla_error_set(SLA_EUNSUPPORTED, FUNC, "libsla_mpi was built without SuperLU_DIST");
+    return sla_dist_lu_logdet_grad_with(F, SLA_DIST_LOGDET_GRAD_AUTO, g, dvalues);
 }
 
 #endif

@@ -7,7 +7,8 @@
  * Why SuperLU_DIST and not parallel MUMPS: libsla links sequential MUMPS (libdmumps_seq), whose
  * symbols (dmumps_c and every Fortran routine) have the same names as parallel MUMPS's; both in
  * one process would bind to whichever was loaded first. SuperLU_DIST shares no symbol with
- * anything libsla links, so libsla_mpi can carry it.
+ * anything libsla links, so libsla_mpi can carry it. (The log-determinant gradient does use
+ * parallel MUMPS, loaded apart with RTLD_DEEPBIND: lu_logdet_mumps.c.)
  *
  * Layout: SuperLU_DIST wants each rank's rows as a contiguous block of a global numbering in
  * rank order (NR_loc). Our layouts may be any partition, so the matrix handed to SuperLU_DIST is
