@@ -5,7 +5,7 @@ PKGS=(
   build-essential cmake pkg-config git
   libsuitesparse-dev libopenblas-dev liblapacke-dev libmetis-dev
   libcmocka-dev libcjson-dev zlib1g-dev
-  libarpack2-dev libmumps-seq-dev libhypre-dev
+  libarpack2-dev libmumps-seq-dev libmumps-dev libhypre-dev
   libopenmpi-dev openmpi-bin libptscotch-dev libsuperlu-dist-dev
   clang libclang-rt-14-dev libomp-14-dev
   python3 python3-torch python3-numpy python3-scipy python3-pytest python3-cffi
