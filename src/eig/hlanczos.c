@@ -40,7 +40,7 @@ typedef struct hl {
     double complex *V, *H, *E, *Y, *acc, *Bm, *tmp, *pack;
     double *theta, *est;
     int64_t *order;
-    int64_t j, steps, restarts, opapps, spmv;
+    int64_t j, steps, restarts, opapps, spmv, moves;
     double tight;
     uint64_t seed;
 } hl;
@@ -327,6 +327,47 @@ static sla_status hl_residuals(hl *h, const double complex *X, double *lam, int 
     return SLA_OK;
 }
 
+/* Moves a verified shift toward the wanted end (lanczos.c's rule for real matrices, called
+ * right after a thick restart, V starting with the kept Ritz vectors best first): when
+ * convergence is slow ((λ̂_k − σ)/(λ̂_{k+1} − σ) > 0.9), σ moves to λ̂_1 − sgn·max(spread of the
+ * wanted Ritz values, 0.1·gap to the next) if that at least halves the distance and a Cholesky
+ * factorization proves it still outside the spectrum (else it backs off ×4, three times). The
+ * iteration then starts again from the p best Ritz vectors. *moved: 1 if σ moved. */
+static sla_status hl_reshift(hl *h, int *moved)
+{
+    int64_t k = h->k;
+    *moved = 0;
+    double s0 = h->sigma;
+    double l0 = s0 + h->sgn / h->theta[h->order[0]];
+    double lk = s0 + h->sgn / h->theta[h->order[k - 1]];
+    double lk1 = s0 + h->sgn / h->theta[h->order[k]];
+    double d = fmax(fmax(fabs(lk - l0), 0.1 * fabs(lk1 - l0)), 1e-12 * h->normA);
+    if (!(fabs(lk - s0) > 0.9 * fabs(lk1 - s0))) return SLA_OK;
+    sla_status st = SLA_OK;
+    for (int attempt = 0; attempt < 4 && d < 0.5 * fabs(l0 - s0); attempt++, d *= 4) {
+        st = hl_factor(h, l0 - h->sgn * d, 1);
+        if (st == SLA_OK) {
+            *moved = 1;
+            break;
+        }
+        if (st != SLA_ENOTSPD) return st;
+        st = SLA_OK;
+    }
+    if (!*moved) {
+        /* every attempt crossed the spectrum (or none was worth it): the old shift again */
+        if (h->sigma != s0 || !h->solver) st = hl_factor(h, s0, 1);
+        return st == SLA_ENOTSPD ? EIG_FAIL(SLA_EBREAKDOWN, "the verified shift σ = %.17g no "
+                                            "longer factors by Cholesky", s0) : st;
+    }
+    /* restart from the p best Ritz vectors (orthonormal: columns of a unitary combination) */
+    memset(h->H, 0, sizeof(double complex) * (size_t)(h->ncv * h->ncv));
+    memset(h->E, 0, sizeof(double complex) * (size_t)(h->p * h->ncv));
+    h->j = 0;
+    h->tight = 1;
+    h->moves++;
+    return SLA_OK;
+}
+
 /* The Lanczos iteration of one element; X, lam: the k best pairs on return; *nconv. */
 static sla_status hl_run(hl *h, const double complex *v0, int64_t nv0, double complex *X,
                          double *lam, double *res, int64_t *nconv)
@@ -367,6 +408,8 @@ static sla_status hl_run(hl *h, const double complex *v0, int64_t nv0, double co
             if (h->restarts >= h->maxiter) break;
             st = hl_restart(h, kk);
             h->restarts++;
+            int moved = 0;
+            if (st == SLA_OK && h->verified && h->moves < 10) st = hl_reshift(h, &moved);
             if (st != SLA_OK) break;
         }
     }
@@ -428,8 +471,8 @@ static void hl_describe(const hl *h, const char *why, sla_eigsh_info *info)
 {
     char head[SLA_DESCRIPTION_LEN], sig[64];
     snprintf(head, sizeof head, "complex Hermitian thick-restart Lanczos (block %lld, ncv %lld) "
-             "on %s", (long long)h->p, (long long)h->ncv,
-             h->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹");
+             "on %s%s", (long long)h->p, (long long)h->ncv,
+             h->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹", h->moves ? ", shift moved" : "");
     snprintf(sig, sizeof sig, "σ = %.6g", h->sigma);
     info->description[0] = '\0';
     sla_text_append(info->description, sizeof info->description, "", head);
