@@ -1,8 +1,13 @@
 /* Native complex Hermitian shift-invert: block thick-restart Lanczos (Krylov–Schur restart, full
  * reorthogonalization; Wu & Simon 2000, Stewart 2001) in complex arithmetic on
- * OP = (sgn·(A − σI))⁻¹, factored by the complex direct solvers through sla_solver_create
- * (CHOLMOD complex Cholesky for a Hermitian positive definite sgn·(A − σI), which also proves
- * the shift outside the spectrum; otherwise method auto's direct choice, UMFPACK complex LU).
+ * OP = (sgn·(A − σI))⁻¹, factored through sla_solver_create: CHOLMOD complex Cholesky for a
+ * Hermitian positive definite sgn·(A − σI), which also proves the shift outside the spectrum;
+ * for an indefinite one (σ inside the spectrum) by default the real 2n × 2n form K − σI of
+ * realify.c, whose symmetric LDLᵀ (method auto: MUMPS) is faster than the complex LU that is
+ * the only complex choice (no library factors a Hermitian indefinite matrix as LDLᴴ; zmumps
+ * SYM = 2 is complex symmetric): (K − σI)⁻¹R(z) = R((A − σI)⁻¹z), one real solve per complex
+ * vector, the iteration stays complex. With options.factor_options the complex A − σI is
+ * factored as asked (UMFPACK complex LU for method lu).
  * The recurrence is the real one of lanczos.c with conjugated inner products: OP V = V H + R E,
  * H = Vᴴ OP V Hermitian (real Ritz values θ, λ = σ + sgn/θ), the Ritz residual ‖OP x − θ x‖ =
  * ‖E y‖. The block kernels (Gram products, SVQB, the small Hermitian eigensolver) are the c128
@@ -32,6 +37,8 @@ typedef struct hl {
     eig_shifted S;              /* pattern with the diagonal, slot maps (values unused) */
     double complex *sv;         /* [nnz of S] values of sgn·(A − σI) */
     sla_solver *solver;
+    eig_real_form KF;           /* real form of sgn·(A − σI) when the solver factors it (realf) */
+    int realf;
     const sla_solver_options *fopt;
     double sigma, sgn;
     int verified;
@@ -49,6 +56,7 @@ static void hl_free(hl *h)
 {
     eig_shifted_free(&h->S);
     sla_solver_free(&h->solver);
+    eig_real_form_free(&h->KF);
     sla_free(h->sv); sla_free(h->V); sla_free(h->H); sla_free(h->E); sla_free(h->Y);
     sla_free(h->acc); sla_free(h->Bm); sla_free(h->tmp); sla_free(h->pack);
     sla_free(h->theta); sla_free(h->est); sla_free(h->order);
@@ -104,7 +112,10 @@ static sla_status hl_factor(hl *h, double sigma, int verified)
         shifted_values(h, s);
         sla_solver_free(&h->solver);
         sla_matrix M = sla_matrix_view(h->S.pd, SLA_COMPLEX128, 1, h->sv);
-        st = sla_solver_create(&M, &o, &h->solver);
+        h->realf = !verified && !h->fopt;
+        eig_real_form_free(&h->KF);
+        st = h->realf ? eig_real_form_init(&M, &h->KF) : SLA_OK;
+        if (st == SLA_OK) st = sla_solver_create(h->realf ? &h->KF.Kd : &M, &o, &h->solver);
         h->factorizations++;
         if (verified) break;
         int tiny = st == SLA_OK && sla_solver_rcond(h->solver) < SLA_RCOND_SINGULAR;
@@ -189,6 +200,15 @@ static sla_status hl_shift(hl *h, const sla_eigsh_options *o, const char **why)
 static sla_status hl_apply(hl *h, const double complex *X, double complex *Y)
 {
     int64_t n = h->n, p = h->p;
+    if (h->realf) {
+        /* (K − σI)⁻¹ R(z) = R((A − σI)⁻¹ z): one real solve of 2n rows per complex vector */
+        double *xd = (double *)h->pack, *yd = xd + 2 * n * p;
+        eig_to_real_rows(n, p, X, xd);
+        SLA_TRY(sla_solver_solve(h->solver, SLA_OP_N, p, xd, yd, NULL));
+        eig_from_real_rows(n, p, yd, Y);
+        h->opapps += p;
+        return SLA_OK;
+    }
     double complex *xr = h->pack, *yr = h->pack + n * p;
     for (int64_t c = 0; c < p; c++)
         for (int64_t i = 0; i < n; i++) xr[i * p + c] = X[c * n + i];
@@ -479,7 +499,8 @@ static void hl_describe(const hl *h, const char *why, sla_eigsh_info *info)
     sla_text_append(info->description, sizeof info->description, ", ", sig);
     sla_text_append(info->description, sizeof info->description, "; ", why);
     const char *fd = sla_solver_describe(h->solver);
-    if (fd) sla_text_append(info->description, sizeof info->description, "; factor: ", fd);
+    if (fd) sla_text_append(info->description, sizeof info->description,
+                            h->realf ? "; factor of the real 2n form of A − σI: " : "; factor: ", fd);
 }
 
 /* One batch element: shift, iteration, final Rayleigh–Ritz; outputs written for element b. */
