@@ -41,9 +41,7 @@ sla_status eig_tn_r(const sla_space *R, int64_t n, int64_t a, int64_t b, const d
                     const double *W, double *H)
 {
     if (a == 0 || b == 0) return SLA_OK;
-    if (n == 0) memset(H, 0, sizeof(double) * (size_t)(a * b));
-    else cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)a, (int)b, (int)n, 1.0, V,
-                     (int)n, W, (int)n, 0.0, H, (int)a);
+    eig_gram_f64(n, a, b, V, W, H);             /* the real instance of t_blockops.h */
     return reduce(R, H, a * b);
 }
 
@@ -55,9 +53,7 @@ void eig_tn(int64_t n, int64_t a, int64_t b, const double *V, const double *W, d
 void eig_nn(int64_t n, int64_t a, int64_t b, double alpha, const double *V, const double *H,
             int64_t ldh, double *W)
 {
-    if (a == 0 || b == 0 || n == 0) return;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)b, (int)a, alpha, V,
-                (int)n, H, (int)ldh, 1.0, W, (int)n);
+    eig_comb_f64(n, a, b, alpha, V, H, ldh, W);
 }
 
 sla_status eig_syev(int64_t m, double *G, double *w)
@@ -67,12 +63,7 @@ sla_status eig_syev(int64_t m, double *G, double *w)
         if (!isfinite(G[i]))
             return EIG_FAIL(SLA_EBREAKDOWN, "the projected %lld × %lld eigenproblem has a "
                             "non-finite entry", (long long)m, (long long)m);
-    lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)m, G, (lapack_int)m, w);
-    if (info != 0)
-        return EIG_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN,
-                        "LAPACK dsyevd on the projected %lld × %lld problem returned info = %d",
-                        (long long)m, (long long)m, (int)info);
-    return SLA_OK;
+    return eig_heev_f64(m, G, w, "projected problem");
 }
 
 sla_status eig_mass_apply(const sla_matrix *Mb, int64_t n, int64_t m, const double *X, double *Y)

@@ -368,4 +368,34 @@ sla_status eig_hermitian_vjp(const char *api, const sla_matrix *A, const sla_mat
                              const void *g_eigenvalues, const void *g_eigenvectors, void *dA,
                              void *dM);
 
+/* The block kernels of t_blockops.h (blockops_t.c), one instance per dtype: eig_gram_* (H = Vᴴ W),
+ * eig_comb_* (W += α V H), eig_heev_* (small Hermitian / symmetric eigenproblem, eigenvalues
+ * ascending; complex by zhbevd / chbevd, see blockops_t.c), eig_random_block_* and
+ * eig_orth_fill_* (projection + SVQB twice, dependent directions replaced by random ones; acc
+ * and B as documented in the template). Column-major blocks. */
+#define EIG_BLOCKOPS_DECL(T, R, S)                                                               \
+    void eig_gram_##S(int64_t n, int64_t a, int64_t b, const T *V, const T *W, T *H);            \
+    void eig_comb_##S(int64_t n, int64_t a, int64_t b, T alpha, const T *V, const T *H,          \
+                      int64_t ldh, T *W);                                                         \
+    sla_status eig_heev_##S(int64_t m, T *G, R *w, const char *what);                            \
+    void eig_random_block_##S(T *x, int64_t len, uint64_t *state);                               \
+    sla_status eig_orth_fill_##S(int64_t n, const T *V, int64_t nv, T *W, int64_t nw,            \
+                                 double drop, uint64_t *state, T *acc, T *B);
+EIG_BLOCKOPS_DECL(double, double, f64)
+EIG_BLOCKOPS_DECL(float, float, f32)
+EIG_BLOCKOPS_DECL(double _Complex, double, c128)
+EIG_BLOCKOPS_DECL(float _Complex, float, c64)
+#undef EIG_BLOCKOPS_DECL
+
+/* Column v (n entries) multiplied by the phase that makes its largest-magnitude entry (the first
+ * of exact ties) real positive: the complex eigenvector convention (hermitian.c). */
+void eig_fix_phase(int64_t n, double _Complex *v);
+
+/* Native complex Hermitian eigsh (hlanczos.c): shift-invert block Lanczos in complex arithmetic
+ * on the complex factorizations. _applies says whether it serves the call (no M, method auto or
+ * lanczos, a shift-invert mode, n beyond auto's dense rule, sizes that fit); A checked valid. */
+int eig_hermitian_native_applies(const sla_matrix *A, int64_t k, const sla_eigsh_options *o);
+sla_status eig_hermitian_native(const sla_matrix *A, int64_t k, const sla_eigsh_options *o,
+                                void *eigenvalues, void *eigenvectors, sla_eigsh_info *info);
+
 #endif

@@ -6,7 +6,7 @@
  * ones: their complex images W = C(U) span the computed invariant subspace of A (complex
  * dimension k), taken as the k dominant eigenvectors of the Gram matrix WᴴMW (a pair u, Ju
  * gives w and iw: Gram eigenvalues 2 and 0), followed by a complex Rayleigh–Ritz step on that
- * subspace (LAPACK zhbevd, see herm_eig). Residuals are recomputed with A (K R(v) = R(A v)). */
+ * subspace (LAPACK zhbevd, eig_heev_c128). Residuals are recomputed with A (K R(v) = R(A v)). */
 #include <cblas.h>
 #include <complex.h>
 #include <lapacke.h>
@@ -161,33 +161,9 @@ static sla_status tol_factor(const herm *h, double *f)
     return st;
 }
 
-/* Eigenvalues ascending (w) and orthonormal eigenvectors (overwriting G, m × m Hermitian,
- * column-major, upper triangle read) of a small Hermitian matrix. LAPACK zhbevd on G as a full
- * band (kd = m − 1: Householder-free band reduction by plane rotations, then divide and
- * conquer), not zheevd: Debian's OpenBLAS 0.3.21 segfaults in its multithreaded zgemv (called
- * by zhetrd, thus by zheevd, zheev and zhegvd) for m ≳ 58 with 2 threads — reproduced in a
- * standalone program, 3 runs of 3 — while zhbevd runs clean to m = 400 (residuals ≤ 1e-12·m). */
-static sla_status herm_eig(int64_t m, double complex *G, double *w, const char *what)
-{
-    double complex *ab = sla_malloc((size_t)(m * m), sizeof(double complex), "band copy");
-    if (!ab) return SLA_ENOMEM;
-    /* upper band storage with kd = m − 1: AB[kd + i − j, j] = G[i, j] for i ≤ j */
-    for (int64_t j = 0; j < m; j++)
-        for (int64_t i = 0; i <= j; i++) ab[m - 1 + i - j + j * m] = G[i + j * m];
-    lapack_int info = LAPACKE_zhbevd(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)m, (lapack_int)(m - 1),
-                                     (lapack_complex_double *)ab, (lapack_int)m, w,
-                                     (lapack_complex_double *)G, (lapack_int)m);
-    sla_free(ab);
-    if (info != 0)
-        return EIG_FAIL(info < 0 ? SLA_EINTERNAL : SLA_EBREAKDOWN, "LAPACK zhbevd on the %s "
-                        "(%lld × %lld) returned info = %d", what, (long long)m, (long long)m,
-                        (int)info);
-    return SLA_OK;
-}
-
 /* Column j of V multiplied by the phase that makes its largest-magnitude entry (the first of
  * exact ties) real positive: the complex counterpart of the real sign convention. */
-static void fix_phase(int64_t n, double complex *v)
+void eig_fix_phase(int64_t n, double complex *v)
 {
     int64_t p = 0;
     for (int64_t i = 1; i < n; i++)
@@ -227,7 +203,7 @@ static sla_status collapse(const herm *h, int64_t b, const double *U, coll_ws *w
     SLA_TRY(mass(h, b, k2, w->W, w->MW, w->real));
     cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, (int)k2, (int)k2, (int)n, &one, w->W,
                 (int)n, w->MW, (int)n, &zero, w->G, (int)k2);
-    SLA_TRY(herm_eig(k2, w->G, w->theta, "Gram matrix of the complex images"));
+    SLA_TRY(eig_heev_c128(k2, w->G, w->theta, "Gram matrix of the complex images"));
     /* the k dominant directions (Gram eigenvalues ≈ 2 for complete pairs) */
     double tmax = w->theta[k2 - 1];
     if (!(w->theta[k] > 1e-8 * tmax))
@@ -251,10 +227,10 @@ static sla_status collapse(const herm *h, int64_t b, const double *U, coll_ws *w
             w->S[i + j * k] = s;
             w->S[j + i * k] = conj(s);
         }
-    SLA_TRY(herm_eig(k, w->S, lam, "Rayleigh–Ritz matrix"));
+    SLA_TRY(eig_heev_c128(k, w->S, lam, "Rayleigh–Ritz matrix"));
     cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)k, (int)k, &one, w->Q,
                 (int)n, w->S, (int)k, &zero, V, (int)n);
-    for (int64_t j = 0; j < k; j++) fix_phase(n, V + j * n);
+    for (int64_t j = 0; j < k; j++) eig_fix_phase(n, V + j * n);
     /* true residuals with A (and M): W, MW reused as A·V, M·V */
     SLA_TRY(eig_real_form_apply(&h->K, b, n, k, V, w->W, w->real));
     SLA_TRY(mass(h, b, k, V, w->MW, w->real));
@@ -408,6 +384,9 @@ sla_status eig_hermitian(const sla_matrix *A, int64_t k, const sla_eigsh_options
     if (opt) o = *opt;
     else sla_eigsh_options_init(&o);
     SLA_TRY(check_args(A, k, &o, eigenvalues, eigenvectors));
+    /* the native complex kernels where they apply (hlanczos.c), else the real form */
+    if (eig_hermitian_native_applies(A, k, &o))
+        return eig_hermitian_native(A, k, &o, eigenvalues, eigenvectors, info);
     herm h;
     sla_status st = herm_init(A, o.M, k, &h);
     h.tol = o.tol == 0 ? 1e-14 : o.tol;

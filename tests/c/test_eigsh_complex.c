@@ -116,6 +116,18 @@ static void check_pairs(const sla_matrix *A, const sla_matrix *M, int64_t k, con
     free(av); free(mv);
 }
 
+/* The k eigenvalues nearest sigma (w ascending, n of them; sigma between w[mid] and w[mid + 1]):
+ * a window of k consecutive ones around it, ascending. */
+static const double *nearest(const double *w, int64_t n, int64_t mid, double sigma, int64_t k)
+{
+    int64_t lo = mid, hi = mid + 1;
+    while (hi - lo - 1 < k) {
+        if (lo >= 0 && (hi >= n || sigma - w[lo] < w[hi] - sigma)) lo--;
+        else hi++;
+    }
+    return w + lo + 1;
+}
+
 /* every method and which against zheevd */
 static void methods_vs_zheevd(void **state)
 {
@@ -143,7 +155,12 @@ static void methods_vs_zheevd(void **state)
                 sla_eigsh_info info;
                 TU_OK(sla_eigsh(&A, k, &o, lam, V, &info));
                 assert_int_equal(info.converged, k);
-                assert_non_null(strstr(info.description, "real symmetric"));
+                /* shift-invert modes beyond auto's dense rule run natively (hlanczos.c) */
+                int native = (meth[mi] == SLA_EIGSH_LANCZOS ||
+                              (meth[mi] == SLA_EIGSH_AUTO && 2 * n > 300)) &&
+                             wh[wi] != SLA_EIGSH_LM;
+                assert_non_null(strstr(info.description, native ? "complex Hermitian thick-restart "
+                                       "Lanczos" : "real symmetric"));
                 double ref[4];
                 if (wh[wi] == SLA_EIGSH_SA) memcpy(ref, w, sizeof ref);
                 else if (wh[wi] == SLA_EIGSH_LA) memcpy(ref, w + n - k, sizeof ref);
@@ -166,13 +183,8 @@ static void methods_vs_zheevd(void **state)
         o.sigma = 0.5 * (w[n / 2] + w[n / 2 + 1]);
         o.method = SLA_EIGSH_LANCZOS;
         TU_OK(sla_eigsh(&A, k, &o, lam, V, NULL));
-        /* the k nearest: a window of k consecutive eigenvalues around sigma */
-        int64_t lo = n / 2, hi = n / 2 + 1;
-        while (hi - lo - 1 < k) {
-            if (lo >= 0 && (hi >= n || o.sigma - w[lo] < w[hi] - o.sigma)) lo--;
-            else hi++;
-        }
-        for (int64_t j = 0; j < k; j++) assert_true(fabs(lam[j] - w[lo + 1 + j]) < 1e-9);
+        const double *near = nearest(w, n, n / 2, o.sigma, k);
+        for (int64_t j = 0; j < k; j++) assert_true(fabs(lam[j] - near[j]) < 1e-9);
         check_pairs(&A, NULL, k, lam, V, 1e-9);
         free(w); free(V); free(a);
         sla_pattern_free(&p);
@@ -517,6 +529,143 @@ static void repeated_eigenvalue(void **state)
     sla_pattern_free(&p1);
 }
 
+/* The magnetic Laplacian of an m × m grid (open boundary): 4 on the diagonal, −e^{iθ_ij} between
+ * neighbours, θ_ij = −θ_ji. gauge = 1: θ_ij = φ_i − φ_j (zero flux), so that A = D L Dᴴ with D
+ * the unitary diagonal e^{iφ}: complex eigenvectors, the spectrum of the real grid Laplacian L,
+ * λ_ab = 4 − 2cos(aπ/(m+1)) − 2cos(bπ/(m+1)), a, b = 1..m (double for a ≠ b). gauge = 0:
+ * random θ_ij (random flux). */
+static void magnetic_laplacian(int64_t m, int gauge, uint64_t seed, sla_pattern **p, zc **values)
+{
+    int64_t n = m * m, cap = 5 * n, nnz = 0;
+    int64_t *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    zc *v = malloc((size_t)cap * sizeof *v);
+    double *phi = malloc((size_t)n * sizeof *phi);
+    uint64_t st = seed;
+    for (int64_t i = 0; i < n; i++) phi[i] = 3.0 * tu_rand(&st);
+    for (int64_t i = 0; i < n; i++) {
+        r[nnz] = i; c[nnz] = i; v[nnz++] = 4.0;
+        int64_t x = i % m, y = i / m, nb[2] = {x + 1 < m ? i + 1 : -1, y + 1 < m ? i + m : -1};
+        for (int q = 0; q < 2; q++) {
+            if (nb[q] < 0) continue;
+            double th = gauge ? phi[i] - phi[nb[q]] : 3.0 * tu_rand(&st);
+            zc a = -cexp(I * th);
+            r[nnz] = i; c[nnz] = nb[q]; v[nnz++] = a;
+            r[nnz] = nb[q]; c[nnz] = i; v[nnz++] = conj(a);
+        }
+    }
+    TU_OK(sla_pattern_from_coo(n, n, nnz, r, c, p));
+    *values = malloc((size_t)sla_pattern_nnz(*p) * sizeof **values);
+    TU_OK(sla_values_gather(*p, SLA_COMPLEX128, 1, v, *values));
+    free(r); free(c); free(v); free(phi);
+}
+
+/* the native kernels on a random-flux magnetic Laplacian (n = 576): SA, LA and σ inside the
+ * spectrum against zhbevd to 1e-10 relative, residuals, VᴴV = I, the phase; the operator
+ * counts are those of a complex iteration (no doubled basis); complex64 and a batch of two */
+static void native_magnetic(void **state)
+{
+    (void)state;
+    int64_t m = 24, n = m * m, k = 6;
+    sla_pattern *p;
+    zc *a;
+    magnetic_laplacian(m, 0, 5, &p, &a);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    double *w = malloc((size_t)n * sizeof *w), lam[2 * 6];
+    dense_eigs(p, a, NULL, NULL, w);
+    zc *V = malloc((size_t)(2 * n * k) * sizeof *V);
+    sla_solver_options lu;
+    sla_solver_options_init(&lu);
+    lu.method = SLA_METHOD_LU;
+    for (int c = 0; c < 4; c++) {
+        sla_eigsh_options o;
+        sla_eigsh_options_init(&o);
+        o.which = c == 1 ? SLA_EIGSH_LA : SLA_EIGSH_SA;
+        /* σ inside: by default the real 2n form's symmetric factorization serves the complex
+         * iteration; with factor_options (c = 3) the complex matrix is factored as asked */
+        if (c >= 2) o.sigma = 0.5 * (w[n / 3] + w[n / 3 + 1]);
+        if (c == 3) o.factor_options = &lu;
+        sla_eigsh_info info;
+        TU_OK(sla_eigsh(&A, k, &o, lam, V, &info));
+        assert_non_null(strstr(info.description, "complex Hermitian thick-restart Lanczos"));
+        if (c == 2) assert_non_null(strstr(info.description, "real 2n form of A − σI"));
+        if (c == 3) assert_null(strstr(info.description, "real 2n form"));
+        assert_int_equal(info.method, SLA_EIGSH_LANCZOS);
+        assert_int_equal(info.converged, k);
+        assert_true(info.operator_applications == 2 * info.iterations);
+        const double *ref = c == 0 ? w : c == 1 ? w + n - k : nearest(w, n, n / 3, o.sigma, k);
+        for (int64_t j = 0; j < k; j++) assert_true(fabs(lam[j] - ref[j]) <= 1e-10 * fabs(ref[j]));
+        check_pairs(&A, NULL, k, lam, V, 1e-10);
+    }
+    /* complex64: promoted once, outputs rounded */
+    int64_t nnz = sla_pattern_nnz(p);
+    float complex *a32 = malloc((size_t)nnz * sizeof *a32), *V32 = malloc((size_t)(n * k) * sizeof *V32);
+    for (int64_t s = 0; s < nnz; s++) a32[s] = (float complex)a[s];
+    sla_matrix A32 = sla_matrix_view(p, SLA_COMPLEX64, 1, a32);
+    float l32[6];
+    sla_eigsh_options o;
+    sla_eigsh_options_init(&o);
+    o.which = SLA_EIGSH_SA;
+    o.tol = 1e-6;
+    TU_OK(sla_eigsh(&A32, k, &o, l32, V32, NULL));
+    for (int64_t j = 0; j < k; j++) assert_true(fabs(l32[j] - w[j]) < 1e-5);
+    /* a batch of two: A and 2A + I */
+    zc *ab = malloc((size_t)(2 * nnz) * sizeof *ab);
+    const int64_t *rp = sla_pattern_rowptr(p);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+            ab[s] = a[s];
+            ab[nnz + s] = 2.0 * a[s] + (sla_pattern_colind(p)[s] == i ? 1.0 : 0.0);
+        }
+    sla_matrix Ab = sla_matrix_view(p, SLA_COMPLEX128, 2, ab);
+    TU_OK(sla_eigsh(&Ab, k, &o, lam, V, NULL));
+    for (int64_t j = 0; j < k; j++) {
+        assert_true(fabs(lam[j] - w[j]) < 1e-8);
+        assert_true(fabs(lam[k + j] - (2 * w[j] + 1)) < 1e-8);
+    }
+    free(w); free(V); free(a); free(a32); free(V32); free(ab);
+    sla_pattern_free(&p);
+}
+
+/* repeated eigenvalues through the native kernels: the zero-flux magnetic Laplacian of a
+ * 20 × 20 grid has the grid Laplacian's spectrum, the 6 smallest being λ11, λ12 = λ21, λ22,
+ * λ13 = λ31 (closed form); every copy is found (block 2), eigenvectors orthonormal; with
+ * block 4 too, and with σ between the doubles */
+static void native_multiplicity(void **state)
+{
+    (void)state;
+    int64_t m = 20, n = m * m, k = 6;
+    sla_pattern *p;
+    zc *a;
+    magnetic_laplacian(m, 1, 9, &p, &a);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    double h = 3.14159265358979323846 / (double)(m + 1), ref[6];
+    const int ab[6][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {1, 3}, {3, 1}};
+    for (int q = 0; q < 6; q++) ref[q] = 4 - 2 * cos(ab[q][0] * h) - 2 * cos(ab[q][1] * h);
+    double lam[6];
+    zc *V = malloc((size_t)(n * k) * sizeof *V);
+    for (int c = 0; c < 3; c++) {
+        sla_eigsh_options o;
+        sla_eigsh_options_init(&o);
+        o.which = SLA_EIGSH_SA;
+        if (c == 1) o.block_size = 4;
+        int64_t kk = k;
+        if (c == 2) {
+            o.sigma = 0.5 * (ref[3] + ref[4]);   /* nearest: λ22, λ13 = λ31 */
+            kk = 3;
+        }
+        sla_eigsh_info info;
+        TU_OK(sla_eigsh(&A, kk, &o, lam, V, &info));
+        assert_non_null(strstr(info.description, "complex Hermitian thick-restart Lanczos"));
+        const double *r = c == 2 ? ref + 3 : ref;
+        for (int64_t j = 0; j < kk; j++) assert_true(fabs(lam[j] - r[j]) <= 1e-10 * r[j]);
+        /* the doubles are exact ties */
+        assert_true(fabs(lam[1] - lam[2]) < 1e-12);
+        check_pairs(&A, NULL, kk, lam, V, 1e-10);
+    }
+    free(V); free(a);
+    sla_pattern_free(&p);
+}
+
 /* every allocation of the complex forward and VJPs failing in turn: SLA_ENOMEM, no leak */
 typedef struct alloc_case {
     sla_matrix A, M;
@@ -531,11 +680,11 @@ static sla_status alloc_run(void *ctx)
     sla_eigsh_options o;
     sla_eigsh_options_init(&o);
     o.which = SLA_EIGSH_SA;
-    o.method = SLA_EIGSH_LOBPCG;
-    if (c->gen) o.M = &c->M;
+    o.method = c->gen == 2 ? SLA_EIGSH_LANCZOS : SLA_EIGSH_LOBPCG;  /* 2: the native kernels */
+    if (c->gen == 1) o.M = &c->M;
     if (!c->vjp) return sla_eigsh(&c->A, 2, &o, c->lam, c->V, NULL);
     double gl[2] = {1, 2};
-    return c->gen ? sla_eigsh_generalized_vjp(&c->A, &c->M, 2, c->lam, c->V, gl, c->gV, c->dA, c->dM)
+    return c->gen == 1 ? sla_eigsh_generalized_vjp(&c->A, &c->M, 2, c->lam, c->V, gl, c->gV, c->dA, c->dM)
                   : sla_eigsh_vjp(&c->A, 2, c->lam, c->V, gl, c->gV, c->dA);
 }
 
@@ -551,12 +700,13 @@ static void allocation_failures(void **state)
     alloc_case c = {0};
     c.A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
     c.M = sla_matrix_view(pm, SLA_COMPLEX128, 1, m);
-    for (c.gen = 0; c.gen < 2; c.gen++) {
+    for (c.gen = 0; c.gen < 3; c.gen++) {
         c.vjp = 0;
-        eig_every_allocation_fails(c.gen ? "generalized eigsh" : "eigsh", alloc_run, &c);
+        eig_every_allocation_fails(c.gen == 1 ? "generalized eigsh" : c.gen ? "native eigsh" : "eigsh",
+                                   alloc_run, &c);
         for (int64_t q = 0; q < 2 * n; q++) c.gV[q] = 2.0 * c.V[q];
         c.vjp = 1;
-        eig_every_allocation_fails(c.gen ? "generalized VJP" : "VJP", alloc_run, &c);
+        eig_every_allocation_fails(c.gen == 1 ? "generalized VJP" : "VJP", alloc_run, &c);
     }
     free(a); free(m);
     sla_pattern_free(&p);
@@ -575,6 +725,8 @@ int main(void)
         cmocka_unit_test(options_through_real_form),
         cmocka_unit_test(repeated_eigenvalue),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(native_magnetic),
+        cmocka_unit_test(native_multiplicity),
         cmocka_unit_test(allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

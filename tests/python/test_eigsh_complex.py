@@ -13,6 +13,8 @@ from conftest import needs_symbol
 
 c128, c64 = torch.complex128, torch.complex64
 pytestmark = needs_symbol("sla_eigsh")
+needs_direct = pytest.mark.skipif(not torch_sla.method_available("auto"),
+                                  reason="shift-invert needs a direct backend")
 
 
 def hermitian_pattern(n, seed=0, density=0.25):
@@ -72,7 +74,9 @@ def test_eigenvalues_against_eigvalsh(which, method):
     D = A.to_dense()
     assert (D @ V - V * w).abs().max() < 1e-8
     assert torch.allclose(V.conj().t() @ V, torch.eye(k, dtype=c128), atol=1e-9)
-    assert "real symmetric" in info.description
+    native = method in ("auto", "lanczos") and which != "LM"
+    assert ("complex Hermitian thick-restart Lanczos" if native else "real symmetric") \
+        in info.description
 
 
 def test_shift_invert_and_complex64():
@@ -100,7 +104,7 @@ def _weights(n, k):
         torch.arange(1, k + 1, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("method", ["dense", "lobpcg"])
+@pytest.mark.parametrize("method", ["dense", "lobpcg", "lanczos"])
 def test_gradcheck_eigenvalues_and_phase_invariant_loss(method):
     n, k = 10, 2
     row, col, mirror, x = _setup(n)
@@ -120,7 +124,8 @@ def test_gradcheck_eigenvalues_and_phase_invariant_loss(method):
     assert gradcheck(vec_loss, (p,), eps=1e-6, atol=1e-6)
 
 
-def test_gradients_match_dense_eigh():
+@pytest.mark.parametrize("method", ["auto", "lanczos"])
+def test_gradients_match_dense_eigh(method):
     n, k = 12, 3
     row, col, mirror, x = _setup(n, seed=11)
     Wt = _weights(n, k)
@@ -129,7 +134,7 @@ def test_gradients_match_dense_eigh():
         p = x.clone().requires_grad_(True)
         vals = hermitize(p, mirror)
         if sparse:
-            w, V = SparseTensor(vals, row, col, (n, n)).eigsh(k, which="LA", tol=0)
+            w, V = SparseTensor(vals, row, col, (n, n)).eigsh(k, which="LA", tol=0, method=method)
         else:
             ew, EV = torch.linalg.eigh(dense(vals, row, col, n))
             w, V = ew[-k:], EV[:, -k:]
@@ -191,3 +196,72 @@ def test_batched_with_gradient():
     for b in range(2):
         assert torch.allclose(w[b], eigvalsh_reference(D[b])[-k:], atol=1e-10)
     assert gradcheck(lambda q: f(q)[0], (p,), eps=1e-6, atol=1e-6)
+
+
+def magnetic(theta, m, gauge=None):
+    """Magnetic Laplacian of an m × m grid (Dirichlet): 4 on the diagonal, −e^{iθ_l} on the link
+    l = (i, j) and its conjugate on (j, i); theta holds one phase per link (differentiable), or
+    gauge (one phase φ per site: θ_ij = φ_i − φ_j, zero flux, the real Laplacian's spectrum)."""
+    idx = torch.arange(m * m).reshape(m, m)
+    a = torch.cat([idx[:, :-1].reshape(-1), idx[:-1, :].reshape(-1)])
+    b = torch.cat([idx[:, 1:].reshape(-1), idx[1:, :].reshape(-1)])
+    if gauge is not None:
+        theta = gauge[a] - gauge[b]
+    e = -torch.exp(1j * theta.to(torch.float64))
+    d = torch.arange(m * m)
+    row, col = torch.cat([d, a, b]), torch.cat([d, b, a])
+    vals = torch.cat([torch.full((m * m,), 4.0, dtype=c128), e, e.conj()])
+    return SparseTensor(vals, row, col, (m * m, m * m))
+
+
+@needs_direct
+def test_native_magnetic_laplacian():
+    """n = 400 > 150: auto runs the native complex kernels (SA: Cholesky-proved shift; sigma:
+    LU); eigenvalues to 1e-10 relative of the dense reference, residuals, VᴴV = I."""
+    m, k = 20, 6
+    theta = torch.rand(2 * m * (m - 1), generator=torch.Generator().manual_seed(3),
+                       dtype=torch.float64) * 3
+    A = magnetic(theta, m)
+    ref = eigvalsh_reference(A.to_dense())
+    for kw, sel in (({"which": "SA"}, ref[:k]),
+                    ({"sigma": 2.0}, ref[(ref - 2.0).abs().argsort()[:k]].sort().values)):
+        w, V, info = A.eigsh(k, return_info=True, **kw)
+        assert "complex Hermitian thick-restart Lanczos" in info.description
+        assert ((w - sel).abs() <= 1e-10 * sel.abs()).all()
+        D = A.to_dense()
+        assert (D @ V - V * w).abs().max() < 1e-9
+        assert torch.allclose(V.conj().t() @ V, torch.eye(k, dtype=c128), atol=1e-10)
+
+
+@needs_direct
+def test_native_multiplicity():
+    """zero flux (a gauge transform of the grid Laplacian): the closed-form spectrum with its
+    double eigenvalues λ_ab = λ_ba, every copy found by the native kernels."""
+    m, k = 20, 6
+    phi = torch.rand(m * m, generator=torch.Generator().manual_seed(4), dtype=torch.float64) * 3
+    A = magnetic(None, m, gauge=phi)
+    h = torch.pi / (m + 1)
+    ab = torch.tensor([[1, 1], [1, 2], [2, 1], [2, 2], [1, 3], [3, 1]], dtype=torch.float64)
+    ref = (4 - 2 * torch.cos(ab[:, 0] * h) - 2 * torch.cos(ab[:, 1] * h)).sort().values
+    w, V, info = A.eigsh(k, which="SA", return_info=True)
+    assert "complex Hermitian thick-restart Lanczos" in info.description
+    assert ((w - ref).abs() <= 1e-10 * ref).all()
+    assert torch.allclose(V.conj().t() @ V, torch.eye(k, dtype=c128), atol=1e-10)
+
+
+@needs_direct
+def test_native_gradcheck_gauge_invariant():
+    """gradcheck through the native path (n = 169 > 150, auto) in the link phases: eigenvalues
+    and the phase-invariant Σ w_ij |V_ij|² (gauge-invariant losses only)."""
+    m, k = 13, 3
+    theta = torch.rand(2 * m * (m - 1), generator=torch.Generator().manual_seed(6),
+                       dtype=torch.float64).requires_grad_(True)
+    Wt = _weights(m * m, k)
+    probe = magnetic(theta.detach(), m).eigsh(k, which="SA", return_info=True)[2]
+    assert "complex Hermitian thick-restart Lanczos" in probe.description
+
+    def f(t):
+        w, V = magnetic(t, m).eigsh(k, which="SA", tol=0)
+        return w.sum() + (V.abs() ** 2 * Wt).sum()
+
+    assert gradcheck(f, (theta,), eps=1e-6, atol=1e-6)
