@@ -118,7 +118,8 @@ SLA_API sla_status sla_mm_write(const char *path, const sla_matrix *A, int64_t i
                                 const char *comment);
 
 /** Writes a dense nrows × ncols block x (row-major [nrows][ncols] of dtype, as torch tensors)
- *  as a Matrix Market array file ("array real general", values column-major as the format
+ *  as a Matrix Market array file ("array real general"; complex128 / complex64 (re, im) pairs:
+ *  "array complex general", one "re im" line per entry), values column-major as the format
  *  defines, %.17g for float64 and %.9g for float32: read back bit for bit; NaN and inf as
  *  "nan", "inf"). Files are handled as by sla_mm_write() (a temporary file renamed into place;
  *  devices written in place); no gzip. comment as for sla_mm_write(). Used by `sla solve -o`.

@@ -293,20 +293,28 @@ sla_status sla_mm_write_dense(const char *path, int64_t nrows, int64_t ncols, sl
                   (long long)nrows, (long long)ncols);
     SLA_CHECK_ARG(ncols == 0 || nrows <= INT64_MAX / ncols, "%lld × %lld values overflow int64",
                   (long long)nrows, (long long)ncols);
-    if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32)
-        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not SLA_FLOAT64 or SLA_FLOAT32", (int)dtype);
+    if (sla_dtype_real(dtype) != SLA_FLOAT64 && sla_dtype_real(dtype) != SLA_FLOAT32)
+        return SLA_FAIL(SLA_EDTYPE, "dtype %d is not float64, float32, complex128 or complex64",
+                        (int)dtype);
     SLA_CHECK_ARG(x || nrows * ncols == 0, "x is NULL");
+    int parts = sla_dtype_is_complex(dtype) ? 2 : 1, dbl = sla_dtype_real(dtype) == SLA_FLOAT64;
     sink s;
     SLA_TRY(sink_open(&s, path, func));
-    write_header(&s, "%%MatrixMarket matrix array real general\n", comment, nrows, ncols, -1);
+    write_header(&s, parts == 2 ? "%%MatrixMarket matrix array complex general\n"
+                                : "%%MatrixMarket matrix array real general\n",
+                 comment, nrows, ncols, -1);
     const double *xd = x;
     const float *xf = x;
     for (int64_t j = 0; j < ncols && !s.err; j++)         /* the format is column-major */
         for (int64_t i = 0; i < nrows; i++) {
             char *line = sink_line(&s);
-            int64_t k = i * ncols + j;
-            int n = dtype == SLA_FLOAT64 ? snprintf(line, LINE_MAX_CHARS, "%.17g\n", xd[k])
-                                         : snprintf(line, LINE_MAX_CHARS, "%.9g\n", (double)xf[k]);
+            int64_t k = parts * (i * ncols + j);           /* complex: "re im" on one line */
+            int n = 0;
+            for (int p = 0; p < parts; p++)
+                n += dbl ? snprintf(line + n, LINE_MAX_CHARS - (size_t)n, "%.17g%s", xd[k + p],
+                                    p + 1 < parts ? " " : "\n")
+                         : snprintf(line + n, LINE_MAX_CHARS - (size_t)n, "%.9g%s",
+                                    (double)xf[k + p], p + 1 < parts ? " " : "\n");
             s.n += (size_t)n;
         }
     return sink_close(&s);

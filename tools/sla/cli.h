@@ -42,8 +42,10 @@ int cli_make_rhs(const char *cmd, const char *spec, int64_t n, int parts, double
 /* Loads FILE by its extension (.mtx, .mtx.gz, .rb/.rua/.rsa/..., .safetensors). On failure prints
  * "sla CMD: FILE: message" (the file named once) and returns the exit code (2 for bad input,
  * 3 otherwise). need_real: 1 refuses complex files (the command does not take them yet), 0
- * leaves them as COO only (no pattern), CLI_COMPLEX_OK converts them to complex128 values. */
+ * leaves them as COO only (no pattern), CLI_COMPLEX_OK converts them to complex128 values,
+ * CLI_COMPLEX_FORCE converts every file to complex128 (real ones with zero imaginary parts). */
 #define CLI_COMPLEX_OK 2
+#define CLI_COMPLEX_FORCE 3
 int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m);
 void cli_matrix_free(cli_matrix *m);
 
@@ -126,6 +128,7 @@ typedef struct cli_logdet_print_args {
     int json;
     const char *method, *description;
     double sign, logabsdet, time_s;
+    const double *phase;         /* complex A: det/|det| as {re, im} ({0, 0} singular); else NULL */
     cJSON *extra_json;
     const char *extra_text;
 } cli_logdet_print_args;
@@ -144,9 +147,13 @@ typedef struct cli_eigsh_print_args {
 } cli_eigsh_print_args;
 void cli_eigsh_print(const cli_eigsh_print_args *r);
 
-/* What 'sla info' reports about a real matrix (cmd_info.c). */
+/* What 'sla info' reports about a matrix (cmd_info.c). Complex: numerical is Aᵀ = A (complex
+ * symmetric), hermitian A = Aᴴ, and the diagonal's sign counts are of the entries with a zero
+ * imaginary part (diag_nonreal counts the others). */
 typedef struct cli_info_facts {
     int structural, numerical;
+    int complex_, hermitian;
+    long long diag_nonreal;
     sla_diag_info diag;
     sla_pattern_stats stats;
     double norm1, norminf, normF, normmax;
@@ -160,6 +167,8 @@ typedef struct cli_info_facts {
 void cli_info_facts_gather(const cli_matrix *m, cli_info_facts *f);
 /* Prints them as 'sla info' does (text or one JSON object); extra: more JSON keys (moved into
  * the object, may be NULL), or for text extra_text lines printed before "auto:" (may be NULL). */
+/* "hermitian", "complex symmetric" or "general" (for a complex matrix's facts) */
+const char *cli_info_complex_class(const cli_info_facts *f);
 void cli_info_print_text(const cli_matrix *m, const cli_info_facts *f, const char *extra_text);
 void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *extra);
 

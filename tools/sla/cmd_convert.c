@@ -18,13 +18,26 @@ static const char help[] =
     "OUT must not be IN (also not through another path or a link): refused with exit code 2.\n"
     "OUT is replaced only once written completely (a failed write leaves it as it was); a\n"
     "failed write exits 3.\n"
-    "Complex matrices are not converted yet. Rutherford-Boeing cannot hold a matrix without\n"
+    "Complex matrices are converted as complex128 (Matrix Market 'complex', written as\n"
+    "hermitian or symmetric when the input says so and the values agree; Rutherford-Boeing\n"
+    "CUA/CSA/CHA; safetensors C128, or C64 with --float32). Rutherford-Boeing cannot hold a matrix without\n"
     "stored entries (RBio refuses it): use .mtx or .safetensors for those.\n";
 
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* The input's symmetry when the values agree with it exactly (lower triangle written), else
+ * general: symmetric (Aᵀ = A, also complex symmetric) or hermitian (A = Aᴴ, complex). */
+static sla_mm_symmetry mm_symmetry(const cli_matrix *m, const sla_matrix *A)
+{
+    int yes = 0;
+    if (m->coo->symmetry == SLA_MM_SYMMETRIC) sla_matrix_is_symmetric(A, 0, 0, &yes);
+    if (m->coo->symmetry == SLA_MM_HERMITIAN && m->dtype == SLA_COMPLEX128)
+        sla_matrix_is_hermitian(A, 0, 0, &yes);
+    return yes ? m->coo->symmetry : SLA_MM_GENERAL;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -44,22 +57,22 @@ int cmd_convert(int argc, char **argv)
     int rc = cli_check_output("convert", "OUT", out, &in, 1);
     if (rc) return rc;
     cli_matrix m;
-    rc = cli_load("convert", in, 1, &m);
+    rc = cli_load("convert", in, CLI_COMPLEX_OK, &m);
     if (rc) return rc;
-    sla_matrix A = sla_matrix_view(m.pattern, SLA_FLOAT64, 1, m.values);
+    sla_matrix A = sla_matrix_view(m.pattern, m.dtype, 1, m.values);
     sla_mm_field field = m.coo->field;
     sla_status st;
     if (st_dtype == SLA_FLOAT32 && !ends_with(out, ".safetensors"))
         cli_warn("convert", "--float32 applies to .safetensors output only; '%s' keeps float64", out);
     if (ends_with(out, ".safetensors")) {
-        st = sla_safetensors_write(out, m.coo, st_dtype);
+        int cplx = m.dtype == SLA_COMPLEX128;     /* the COO holds (re, im) pairs */
+        st = sla_safetensors_write(out, m.coo, !cplx ? st_dtype : st_dtype == SLA_FLOAT32
+                                                   ? SLA_COMPLEX64 : SLA_COMPLEX128);
     } else if (ends_with(out, ".mtx") || ends_with(out, ".mtx.gz")) {
-        int sym = 0;
-        if (m.coo->symmetry == SLA_MM_SYMMETRIC) sla_matrix_is_symmetric(&A, 0, 0, &sym);
-        st = sla_mm_write(out, &A, 0, field, sym ? SLA_MM_SYMMETRIC : SLA_MM_GENERAL,
-                          "converted by sla convert");
+        st = sla_mm_write(out, &A, 0, field, mm_symmetry(&m, &A), "converted by sla convert");
     } else if (ends_with(out, ".rb") || ends_with(out, ".rua") || ends_with(out, ".rsa") ||
-               ends_with(out, ".psa") || ends_with(out, ".pua")) {
+               ends_with(out, ".psa") || ends_with(out, ".pua") || ends_with(out, ".cua") ||
+               ends_with(out, ".csa") || ends_with(out, ".cha")) {
         st = sla_rb_write(out, &A, 0, field, in);
     } else {
         cli_matrix_free(&m);

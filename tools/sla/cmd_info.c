@@ -9,21 +9,52 @@ static const char help[] =
     "\n"
     "Prints shape, nnz, field and symmetry from the header, structural and numerical symmetry,\n"
     "the diagonal (present, signs, NaN; inf counts by its sign), norms (1, inf, Frobenius, max), nnz per row, bandwidth, and\n"
-    "for a real matrix what 'sla solve --method auto' would choose and why (this runs the\n"
-    "analysis and the factorization or preconditioner set-up).\n"
+    "what 'sla solve --method auto' would choose and why (this runs the analysis and the\n"
+    "factorization or preconditioner set-up). A complex file also reports whether A is\n"
+    "Hermitian (A^H = A), complex symmetric (A^T = A) or general (JSON: hermitian,\n"
+    "complex_class; numerically_symmetric is A^T = A), and counts diagonal entries with a\n"
+    "nonzero imaginary part as 'not real' (diagonal.nonreal).\n"
     "\n"
     "  --json   print one JSON object instead of text. Besides the facts above it has the keys\n"
     "           every sla --json object has: method (= auto_method: the method 'sla solve'\n"
     "           would use, null when none applies), time_s (of the analysis), and reason,\n"
     "           converged, iterations, residual, which are null (info solves nothing)\n";
 
+/* sla_matrix_diag_info counts signs of real values; a complex diagonal entry is counted by
+ * its real part when its imaginary part is 0 (a Hermitian diagonal), else as nonreal */
+static void complex_diag_info(const cli_matrix *m, cli_info_facts *f)
+{
+    const int64_t *rp = sla_pattern_rowptr(m->pattern);
+    const int32_t *ci = sla_pattern_colind(m->pattern);
+    int64_t nr = sla_pattern_nrows(m->pattern), nc = sla_pattern_ncols(m->pattern);
+    for (int64_t i = 0; i < nr && i < nc; i++)
+        for (int64_t s = rp[i]; s < rp[i + 1]; s++) {
+            if (ci[s] != i) continue;
+            double re = m->values[2 * s], im = m->values[2 * s + 1];
+            f->diag.present++;
+            if (isnan(re) || isnan(im)) f->diag.nan++;
+            else if (im != 0) f->diag_nonreal++;
+            else if (re > 0) f->diag.positive++;
+            else if (re < 0) f->diag.negative++;
+            else f->diag.zero++;
+        }
+    f->diag.missing = (nr < nc ? nr : nc) - f->diag.present;
+}
+
 void cli_info_facts_gather(const cli_matrix *m, cli_info_facts *f)
 {
     memset(f, 0, sizeof *f);
-    sla_matrix A = sla_matrix_view(m->pattern, SLA_FLOAT64, 1, m->values);
+    sla_matrix A = sla_matrix_view(m->pattern, m->dtype, 1, m->values);
     f->structural = sla_pattern_is_structurally_symmetric(m->pattern);
     sla_matrix_is_symmetric(&A, 1e-12, 0, &f->numerical);
-    sla_matrix_diag_info(&A, &f->diag);
+    f->complex_ = m->dtype == SLA_COMPLEX128;
+    if (f->complex_) {
+        sla_matrix_is_hermitian(&A, 1e-12, 0, &f->hermitian);
+        complex_diag_info(m, f);
+    } else {
+        f->hermitian = f->numerical;
+        sla_matrix_diag_info(&A, &f->diag);
+    }
     sla_pattern_get_stats(m->pattern, &f->stats);
     sla_matrix_norm(&A, '1', &f->norm1);
     sla_matrix_norm(&A, 'I', &f->norminf);
@@ -31,10 +62,16 @@ void cli_info_facts_gather(const cli_matrix *m, cli_info_facts *f)
     sla_matrix_norm(&A, 'M', &f->normmax);
 }
 
+const char *cli_info_complex_class(const cli_info_facts *f)
+{
+    /* both: the values are real (or a real diagonal with an imaginary part 0 elsewhere) */
+    return f->hermitian ? "hermitian" : f->numerical ? "complex symmetric" : "general";
+}
+
 /* what 'sla solve --method auto' would do */
 static void auto_facts(const cli_matrix *m, cli_info_facts *f)
 {
-    sla_matrix A = sla_matrix_view(m->pattern, SLA_FLOAT64, 1, m->values);
+    sla_matrix A = sla_matrix_view(m->pattern, m->dtype, 1, m->values);
     sla_solver *s = NULL;
     sla_status st = sla_solver_create(&A, NULL, &s);
     if (st == SLA_OK) {
@@ -56,12 +93,19 @@ void cli_info_print_text(const cli_matrix *m, const cli_info_facts *f, const cha
            (long long)c->nnz_stored, (long long)c->nnz, (long long)sla_pattern_nnz(m->pattern));
     printf("header:      %s %s%s\n", cli_field_name(c->field), cli_symmetry_name(c->symmetry),
            c->is_array ? " (array format)" : "");
-    printf("symmetry:    structural %s, numerical %s\n", f->structural ? "yes" : "no",
-           f->numerical ? "yes" : "no");
+    if (f->complex_)
+        printf("symmetry:    structural %s, complex symmetric (A^T = A) %s, Hermitian (A^H = A) "
+               "%s: %s\n", f->structural ? "yes" : "no", f->numerical ? "yes" : "no",
+               f->hermitian ? "yes" : "no", cli_info_complex_class(f));
+    else
+        printf("symmetry:    structural %s, numerical %s\n", f->structural ? "yes" : "no",
+               f->numerical ? "yes" : "no");
     printf("diagonal:    %lld present, %lld missing; %lld positive, %lld negative, %lld zero, "
-           "%lld NaN\n", (long long)f->diag.present, (long long)f->diag.missing,
+           "%lld NaN", (long long)f->diag.present, (long long)f->diag.missing,
            (long long)f->diag.positive, (long long)f->diag.negative, (long long)f->diag.zero,
            (long long)f->diag.nan);
+    if (f->complex_) printf(", %lld not real", f->diag_nonreal);
+    printf("\n");
     printf("norms:       1-norm %.6g, inf-norm %.6g, Frobenius %.6g, max |a_ij| %.6g\n", f->norm1,
            f->norminf, f->normF, f->normmax);
     printf("rows:        nnz per row min %lld, max %lld, mean %.2f, std %.2f; %lld empty rows, "
@@ -88,6 +132,10 @@ void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *ex
     cJSON_AddStringToObject(o, "symmetry", cli_symmetry_name(c->symmetry));
     cJSON_AddBoolToObject(o, "structurally_symmetric", f->structural);
     cJSON_AddBoolToObject(o, "numerically_symmetric", f->numerical);
+    if (f->complex_) {             /* numerically_symmetric is Aᵀ = A (complex symmetric) */
+        cJSON_AddBoolToObject(o, "hermitian", f->hermitian);
+        cJSON_AddStringToObject(o, "complex_class", cli_info_complex_class(f));
+    }
     cJSON *d = cJSON_AddObjectToObject(o, "diagonal");
     cJSON_AddNumberToObject(d, "present", (double)f->diag.present);
     cJSON_AddNumberToObject(d, "missing", (double)f->diag.missing);
@@ -95,6 +143,7 @@ void cli_info_print_json(const cli_matrix *m, const cli_info_facts *f, cJSON *ex
     cJSON_AddNumberToObject(d, "negative", (double)f->diag.negative);
     cJSON_AddNumberToObject(d, "zero", (double)f->diag.zero);
     cJSON_AddNumberToObject(d, "nan", (double)f->diag.nan);
+    if (f->complex_) cJSON_AddNumberToObject(d, "nonreal", (double)f->diag_nonreal);
     cJSON *n = cJSON_AddObjectToObject(o, "norms");
     cJSON_AddNumberToObject(n, "one", f->norm1);
     cJSON_AddNumberToObject(n, "inf", f->norminf);
@@ -142,15 +191,8 @@ int cmd_info(int argc, char **argv)
     }
     if (!file) return cli_usage_error("info", "missing FILE");
     cli_matrix m;
-    int rc = cli_load("info", file, 0, &m);
+    int rc = cli_load("info", file, CLI_COMPLEX_OK, &m);
     if (rc) return rc;
-    if (!m.pattern) {
-        rc = cli_error("info", EXIT_USAGE, sla_status_string(SLA_EDTYPE), "%s: complex matrices are "
-                       "read but not analysed yet (%lld × %lld, %lld entries)", file,
-                       (long long)m.coo->nrows, (long long)m.coo->ncols, (long long)m.coo->nnz);
-        cli_matrix_free(&m);
-        return rc;
-    }
     cli_info_facts f;
     double t0 = cli_now();
     cli_info_facts_gather(&m, &f);

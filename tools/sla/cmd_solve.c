@@ -12,7 +12,8 @@ static const char help[] =
     "\n"
     "Solves A x = b and reports the method and why it was chosen, iterations, the relative\n"
     "residual ||b - A x|| / ||b|| recomputed from x, time and peak memory. Complex files are\n"
-    "solved in complex128 (b real unless --rhs FILE is complex; no -o yet). A rectangular\n"
+    "solved in complex128 (b real unless --rhs FILE is complex; -o writes a complex array\n"
+    "file). A rectangular\n"
     "m x n A is solved in the least-squares sense, min ||b - A x|| (method auto or lsqr; b has\n"
     "m entries, x n), and ||A^T r|| (r = b - A x, 0 at the minimum) is reported too.\n"
     "\n"
@@ -113,9 +114,9 @@ static int parse_args(int argc, char **argv, solve_args *a)
 }
 
 /* x as a Matrix Market n × 1 array (a failed write is exit 3, like every output file) */
-static int write_vector(const char *path, const double *x, int64_t n)
+static int write_vector(const char *path, sla_dtype dtype, const double *x, int64_t n)
 {
-    sla_status st = sla_mm_write_dense(path, n, 1, SLA_FLOAT64, x, " solution written by sla solve");
+    sla_status st = sla_mm_write_dense(path, n, 1, dtype, x, " solution written by sla solve");
     return st ? cli_fail_write("solve", st, path) : EXIT_OK;
 }
 
@@ -181,12 +182,6 @@ int cmd_solve(int argc, char **argv)
     cli_matrix m;
     if ((rc = cli_load("solve", a.file, CLI_COMPLEX_OK, &m))) return rc;
     int parts = m.dtype == SLA_COMPLEX128 ? 2 : 1;    /* doubles per entry */
-    if (parts == 2 && a.out) {
-        cli_matrix_free(&m);
-        return cli_error("solve", EXIT_USAGE, sla_status_string(SLA_EUNSUPPORTED), "-o %s: "
-                         "writing a complex solution is not supported yet (%s is complex)",
-                         a.out, a.file);
-    }
     int64_t n = m.coo->nrows, nx = m.coo->ncols;   /* b and r have n entries, x has nx */
     double *b = malloc(sizeof(double) * (size_t)(n ? parts * n : 1));
     double *x = calloc((size_t)(nx ? parts * nx : 1), sizeof(double));
@@ -232,7 +227,7 @@ int cmd_solve(int argc, char **argv)
     }
     if (a.cuda) cli_cuda_end("solve", &dev, NULL, 0);      /* frees (a no-op once ended) */
     if (!rc || rc == EXIT_NOT_CONVERGED) {
-        int w = a.out ? write_vector(a.out, x, nx) : EXIT_OK;
+        int w = a.out ? write_vector(a.out, m.dtype, x, nx) : EXIT_OK;
         if (w) rc = w;
         else {
             memcpy(r, b, sizeof(double) * (size_t)(parts * n));

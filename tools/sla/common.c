@@ -221,7 +221,8 @@ int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
         st = sla_mm_read(path, &m->coo);
     }
     m->dtype = SLA_FLOAT64;
-    if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real == CLI_COMPLEX_OK) {
+    int cplx = st == SLA_OK && (m->coo->field == SLA_MM_COMPLEX || need_real == CLI_COMPLEX_FORCE);
+    if (cplx && need_real >= CLI_COMPLEX_OK) {
         m->dtype = SLA_COMPLEX128;
         st = sla_coo_to_matrix(m->coo, SLA_COMPLEX128, &m->pattern, (void **)&m->values);
     } else if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real) {
@@ -230,7 +231,7 @@ int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
                          "complex; complex matrices are read but not supported by 'sla %s' yet",
                          path, cmd);
     }
-    if (st == SLA_OK && m->coo->field != SLA_MM_COMPLEX)
+    if (st == SLA_OK && !m->pattern && m->coo->field != SLA_MM_COMPLEX)
         st = sla_coo_to_matrix(m->coo, SLA_FLOAT64, &m->pattern, (void **)&m->values);
     if (st != SLA_OK) {
         int rc = cli_fail(cmd, st, path);
