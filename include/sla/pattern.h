@@ -40,6 +40,44 @@ SLA_API sla_status sla_pattern_from_coo(int64_t nrows, int64_t ncols, int64_t nn
 SLA_API sla_status sla_pattern_from_csr(int64_t nrows, int64_t ncols, const int64_t *rowptr,
                                         const int64_t *colind, sla_pattern **out);
 
+/** Builds a pattern ON the caller's CSR arrays, without copying them (the exception to the
+ *  ownership convention of sla.h: these arrays are borrowed beyond the call). For a caller that
+ *  already holds a large matrix's structure (a torch CSR tensor, a generator's arrays): the
+ *  pattern then costs its header only, against 12 bytes per entry and 8 per row for the copy
+ *  of sla_pattern_from_csr (whose int64 columns the caller must also hold).
+ *
+ *  @param[in]  nrows, ncols  shape, ≥ 0; ncols ≤ INT32_MAX.
+ *  @param[in]  rowptr        [nrows + 1] int64 row pointers, rowptr[0] = 0, non-decreasing:
+ *                            borrowed. NULL when rowptr32 is given.
+ *  @param[in]  rowptr32      [nrows + 1] int32 row pointers (enough while nnz ≤ INT32_MAX,
+ *                            torch's int32 CSR): widened into the pattern's own int64 array
+ *                            (8 bytes per row; the kernels read int64). NULL when rowptr is
+ *                            given. Exactly one of rowptr, rowptr32.
+ *  @param[in]  colind        [nnz = rowptr[nrows]] int32 column indices in [0, ncols), strictly
+ *                            increasing within each row (sorted, no repeats: use
+ *                            sla_pattern_from_csr otherwise): borrowed. NULL allowed if nnz = 0.
+ *  @param[in]  release       called once as release(owner) after the pattern's last reference
+ *                            is dropped (sla_pattern_free from any thread; objects that retain
+ *                            the pattern — matrices' solvers, preconditioners, caches — hold it
+ *                            that long), e.g. to free the arrays or drop a reference on their
+ *                            owner. NULL: the caller keeps the arrays alive and unchanged by its
+ *                            own means until every object built on the pattern is freed.
+ *  @param[in]  owner         passed to release; not used otherwise.
+ *  @param[out] out           new pattern (refcount 1, input order = CSR order, so values are
+ *                            [nnz] in the caller's order and gather/scatter are copies).
+ *  The borrowed arrays are read, never written, and must not change while the pattern lives:
+ *  the pattern is checked once here, and a column changed later could be read out of range.
+ *  Cost O(nrows + nnz), one pass, no allocation except the header (and the int64 row pointers
+ *  for rowptr32).
+ *  @return SLA_OK; SLA_EINVAL (NULL or both row pointer arrays, rowptr[0] ≠ 0, a decreasing row
+ *          pointer naming the row, a column not above its predecessor naming its index);
+ *          SLA_EINDEX naming the first column out of range (negative included); SLA_ENOMEM.
+ *          On error *out is NULL, release is not called and nothing is kept. Not collective. */
+SLA_API sla_status sla_pattern_borrow_csr(int64_t nrows, int64_t ncols, const int64_t *rowptr,
+                                          const int32_t *rowptr32, const int32_t *colind,
+                                          void (*release)(void *owner), void *owner,
+                                          sla_pattern **out);
+
 /** Builds the pattern of Aᵀ (ncols × nrows) and, if perm is not NULL, the permutation between the
  *  two CSR orders: values_T[j] = values_A[perm[j]] for j in [0, nnz). perm is caller-allocated
  *  [nnz] int64. The new pattern's input order is A's CSR order (its map is the inverse of perm).

@@ -35,9 +35,13 @@
  *            for real dtypes). Gradients follow PyTorch: for a real loss L the cotangent of
  *            a complex z is the conjugate Wirtinger derivative ∂L/∂z̄ (up to torch's factor
  *            2, the same linear rule), so x = A⁻¹b gives ∂b = A⁻ᴴg, ∂a_rc = −(A⁻ᴴg)_r·conj(x_c).
- * Ownership  views (sla_matrix) and arrays passed in are borrowed; objects returned through
- *            **out are owned by the caller; pointers returned by accessors are borrowed from
- *            their object and live as long as it does.
+ * Ownership  views (sla_matrix) and arrays passed in are borrowed for the call only (copied if
+ *            kept); objects returned through **out are owned by the caller; pointers returned
+ *            by accessors are borrowed from their object and live as long as it does. The one
+ *            exception, named *_borrow_*: sla_pattern_borrow_csr keeps the caller's int32
+ *            column indices (and int64 row pointers, where given) for the pattern's lifetime,
+ *            without a copy; the caller keeps them alive and unchanged until the pattern's last
+ *            reference goes, which its release(owner) callback reports.
  * Threads    OpenMP; kernels use static schedules with rows split by nonzeros, so results are
  *            bit-identical run to run for a given thread count. SpMV (and its VJP) is also
  *            identical across thread counts (each row is summed in a fixed order); Krylov

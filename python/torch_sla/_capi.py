@@ -131,6 +131,8 @@ _PROTOTYPES = {
     # pattern.h
     "sla_pattern_from_coo": (c_int, [c_int64, c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),
     "sla_pattern_from_csr": (c_int, [c_int64, c_int64, c_void_p, c_void_p, P(c_void_p)]),
+    "sla_pattern_borrow_csr": (c_int, [c_int64, c_int64, c_void_p, c_void_p, c_void_p, c_void_p,
+                                       c_void_p, P(c_void_p)]),
     "sla_pattern_free": (None, [P(c_void_p)]),
     "sla_pattern_nrows": (c_int64, [c_void_p]),
     "sla_pattern_ncols": (c_int64, [c_void_p]),

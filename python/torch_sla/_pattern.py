@@ -8,6 +8,7 @@ from, so a training loop that rebuilds values on fixed indices never rebuilds th
 indices changed in place (even behind torch's version counter) never get a stale one.
 """
 import ctypes
+import itertools
 import threading
 from collections import OrderedDict
 
@@ -25,6 +26,28 @@ def _borrowed(addr, n, ctype, dtype):
         return torch.empty(0, dtype=dtype)
     buf = (ctype * n).from_address(addr)
     return torch.frombuffer(buf, dtype=dtype).clone()
+
+
+# Index tensors lent to libsla patterns (sla_pattern_borrow_csr), by token: libsla calls
+# _release(token) when the pattern's last reference goes (the Python Pattern, or a C solver or
+# preconditioner that still holds it), and only then are the tensors let go.
+_lent = {}
+_lent_lock = threading.Lock()
+_tokens = itertools.count(1)
+
+
+def _release(token):
+    with _lent_lock:
+        _lent.pop(token, None)
+
+
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_release)
+
+
+def lent_count():
+    """Number of patterns whose index tensors libsla still borrows (for tests)."""
+    with _lent_lock:
+        return len(_lent)
 
 
 class Pattern:
@@ -64,6 +87,27 @@ class Pattern:
         out = ctypes.c_void_p()
         check(lib.sla_pattern_from_csr(nrows, ncols, rowptr.data_ptr(), colind.data_ptr(),
                                        ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def borrow_csr(cls, nrows, ncols, rowptr, colind):
+        """A pattern ON the tensors (no copy): rowptr [nrows + 1] contiguous int64 (borrowed) or
+        int32 (widened into libsla's int64 array, 8 bytes per row), colind [rowptr[-1]]
+        contiguous int32 with strictly increasing columns in each row (borrowed). The tensors
+        are kept alive until libsla releases the pattern; the caller must not modify them."""
+        r64 = rowptr.data_ptr() if rowptr.dtype == torch.int64 else None
+        r32 = rowptr.data_ptr() if rowptr.dtype == torch.int32 else None
+        token = next(_tokens)
+        with _lent_lock:
+            _lent[token] = (rowptr, colind)
+        out = ctypes.c_void_p()
+        try:
+            check(lib.sla_pattern_borrow_csr(nrows, ncols, r64, r32, colind.data_ptr(),
+                                             ctypes.cast(_RELEASE, ctypes.c_void_p), token,
+                                             ctypes.byref(out)))
+        except Exception:
+            _release(token)         # refused: libsla keeps nothing and will not call back
+            raise
         return cls(out.value)
 
     def __del__(self):

@@ -58,6 +58,17 @@ def _as_index_any(t, what):
     return t
 
 
+def _check_int32_columns(col, N):
+    """Columns that the int32 conversion of from_csr(borrow=True) would wrap are refused first
+    (a wrapped column could land in range: a wrong matrix, no error)."""
+    if col.dtype == torch.int32 or col.numel() == 0:
+        return
+    bad = ((col < 0) | (col >= N)).nonzero()
+    if bad.numel():
+        k = int(bad[0])
+        raise IndexError(f"colind[{k}] = {int(col[k])} is out of range [0, {N})")
+
+
 def _check_dense(x, dtype, what):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{what} must be a torch.Tensor, got {type(x).__name__}")
@@ -186,7 +197,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         return cls(values, row, col, tuple(A.shape), sparse_dim)
 
     @classmethod
-    def from_csr(cls, values, crow_indices, col_indices, shape):
+    def from_csr(cls, values, crow_indices, col_indices, shape, borrow=False):
         """From CSR arrays: values [*batch, nnz] (float64/float32/complex, CPU), crow_indices
         [M + 1] (0 first, non-decreasing, last = nnz) and col_indices [nnz] in [0, N), integer
         tensors of any width (int32 is not widened except transiently while the C pattern is
@@ -197,8 +208,17 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         copied into this tensor: row_indices / col_indices (int64 COO, 16 bytes per entry)
         are computed on first access. CSR patterns are not shared through the COO pattern cache.
 
+        borrow=True: libsla's pattern is built ON the index tensors, zero-copy
+        (``sla_pattern_borrow_csr``): an int32 contiguous col_indices is used where it lies (any
+        other is converted to int32 once), an int64 crow_indices too (an int32 one is widened
+        into libsla's int64 row pointers, 8 bytes per row). The tensors are kept alive until
+        libsla drops the pattern; they must not be modified meanwhile (the pattern is checked
+        once). Columns must increase strictly within each row (else ValueError: use the
+        default copy, which sorts and merges). At 4M unknowns this takes the 28 B/unknown
+        pattern copy and the transient int64 widening off from_csr (docs/scale.md).
+
         Errors: TypeError (dtype), ValueError naming crow_indices / col_indices (length, a
-        decreasing row pointer, a column out of range)."""
+        decreasing row pointer, a column out of range; with borrow=True an unsorted row)."""
         shape = as_shape(shape)
         if len(shape) < 2:
             raise ValueError(f"shape must be (*batch, M, N), got {shape_str(shape)}")
@@ -213,8 +233,14 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             raise ValueError(f"crow_indices[-1] = {last} but col_indices has {col.numel()} "
                              f"entries")
         try:
-            pattern = Pattern.from_csr(M, N, crow.to(torch.int64).contiguous(),
-                                       col.to(torch.int64).contiguous())
+            if borrow:
+                _check_int32_columns(col, N)
+                rp = crow if crow.dtype in (torch.int32, torch.int64) else crow.to(torch.int64)
+                pattern = Pattern.borrow_csr(M, N, rp.contiguous(),
+                                             col.to(torch.int32).contiguous())
+            else:
+                pattern = Pattern.from_csr(M, N, crow.to(torch.int64).contiguous(),
+                                           col.to(torch.int64).contiguous())
         except (ValueError, IndexError) as e:
             msg = str(e).replace("rowptr", "crow_indices").replace("colind", "col_indices")
             raise type(e)(f"from_csr: {msg}") from None

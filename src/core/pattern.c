@@ -126,7 +126,7 @@ static sla_status assemble_rows(sla_pattern *p, const int64_t *rowstart, entry *
     return SLA_OK;
 }
 
-static sla_status check_shape(const char *func, int64_t nrows, int64_t ncols, int64_t nnz_in)
+sla_status sla_pattern_check_shape(const char *func, int64_t nrows, int64_t ncols, int64_t nnz_in)
 {
     if (nrows < 0 || ncols < 0)
         return sla_error_set(SLA_EINVAL, func, "negative shape %lld × %lld",
@@ -158,7 +158,7 @@ sla_status sla_pattern_from_coo(int64_t nrows, int64_t ncols, int64_t nnz_in, co
 {
     SLA_CHECK_ARG(out, "out is NULL");
     *out = NULL;
-    SLA_TRY(check_shape(__func__, nrows, ncols, nnz_in));
+    SLA_TRY(sla_pattern_check_shape(__func__, nrows, ncols, nnz_in));
     SLA_CHECK_ARG(nnz_in == 0 || (row && col), "row or col is NULL with %lld entries",
                   (long long)nnz_in);
     for (int64_t k = 0; k < nnz_in; k++) {
@@ -186,7 +186,7 @@ sla_status sla_pattern_from_csr(int64_t nrows, int64_t ncols, const int64_t *row
 {
     SLA_CHECK_ARG(out, "out is NULL");
     *out = NULL;
-    SLA_TRY(check_shape(__func__, nrows, ncols, 0));
+    SLA_TRY(sla_pattern_check_shape(__func__, nrows, ncols, 0));
     SLA_CHECK_ARG(rowptr, "rowptr is NULL");
     if (rowptr[0] != 0) return SLA_FAIL(SLA_EINVAL, "rowptr[0] = %lld, expected 0", (long long)rowptr[0]);
     for (int64_t i = 0; i < nrows; i++)
@@ -302,15 +302,18 @@ void sla_pattern_free(sla_pattern **pp)
     sla_pattern *p = *pp;
     *pp = NULL;
     if (atomic_fetch_sub(&p->refcount, 1) != 1) return;
-    sla_free(p->rowptr);
-    sla_free(p->colind);
+    if (!p->rowptr_borrowed) sla_free(p->rowptr);
+    if (!p->colind_borrowed) sla_free(p->colind);
     sla_free(atomic_load(&p->map));
     sla_free(atomic_load(&p->rowind));
     sla_pattern *t = atomic_load(&p->transpose);
     sla_pattern_free(&t);
     sla_free(p->tperm);
     pthread_mutex_destroy(&p->lock);
+    void (*release)(void *) = p->release;
+    void *owner = p->owner;
     sla_free(p);
+    if (release) release(owner);     /* last: the caller may free the arrays right away */
 }
 
 int64_t sla_pattern_nrows(const sla_pattern *p) { return p ? p->nrows : 0; }

@@ -14,6 +14,11 @@ struct sla_pattern {
     int64_t nnz_in;         /* input entries */
     int64_t *rowptr;        /* [nrows + 1] */
     int32_t *colind;        /* [nnz], sorted unique per row */
+    /* sla_pattern_borrow_csr: arrays the caller owns (never written, never freed here) and the
+     * caller's release(owner), called once when the last reference goes */
+    int rowptr_borrowed, colind_borrowed;
+    void (*release)(void *owner);
+    void *owner;
     int64_t *_Atomic map;   /* [nnz_in] input entry -> slot; NULL until first asked for when
                              * identity_map (built lazily under `lock` by sla_pattern_map) */
     int identity_map;       /* input order = CSR order (from sorted CSR, gallery): map[k] = k */
@@ -24,5 +29,9 @@ struct sla_pattern {
     struct sla_pattern *_Atomic transpose;  /* pattern of Aᵀ */
     int64_t *tperm;                         /* values_T[j] = values[tperm[j]] */
 };
+
+/* SLA_EINVAL for a negative shape or entry count, SLA_EINDEX for ncols > INT32_MAX, named
+ * after func */
+sla_status sla_pattern_check_shape(const char *func, int64_t nrows, int64_t ncols, int64_t nnz_in);
 
 #endif

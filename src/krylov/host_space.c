@@ -16,9 +16,15 @@ static double sla_ksum_parts(const double *part, int nc)
     return s;
 }
 
+/* the team of a kernel over nc chunks: one thread per chunk, at most the configured count (the
+ * chunks of libsla_mpi's vector kernels outnumber the threads; the sums do not depend on it) */
+static int hs_team(int nc)
+{
+    int t = sla_threads();
+    return nc < t ? nc : t;
+}
+
 #define SLA_TEMPLATE "krylov/t_host_space.h"
-#include "core/instantiate.h"
-#define SLA_TEMPLATE "krylov/t_host_zspace.h"
 #define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
@@ -105,6 +111,16 @@ static sla_status hs_axpby(const sla_space *V, double a, const void *x, double b
     return SLA_OK;
 }
 
+/* CG's kernels run on the real view, except complex Jacobi, whose diagonal scaling is a complex
+ * product: then the complex instance on the complex entries */
+static const real_view *cg_view_of(const sla_space *V, const void *inv_diag, real_view *w)
+{
+    if (!inv_diag || !sla_dtype_is_complex(V->dtype)) return view_of(V, w);
+    w->dtype = V->dtype;
+    w->bd = H(V)->bounds;
+    return w;
+}
+
 static sla_status hs_cg_update(const sla_space *V, double alpha, const void *p, const void *q,
                                void *x, void *r, const void *inv_diag, double *rr, double *rz)
 {
@@ -112,18 +128,9 @@ static sla_status hs_cg_update(const sla_space *V, double alpha, const void *p, 
     int par = sla_host_par(h, bytes_of(V, inv_diag ? 7 : 6));
     double s[2];
     real_view w;
-    const real_view *R = view_of(V, &w);
-    if (inv_diag && R->dtype != V->dtype) {       /* complex Jacobi: a complex product */
-        if (V->dtype == SLA_COMPLEX128)
-            hz_cg_update_c128(h->nchunks, par, h->bounds, alpha, p, q, x, r, inv_diag, &s[0],
-                              &s[1]);
-        else
-            hz_cg_update_c64(h->nchunks, par, h->bounds, alpha, p, q, x, r, inv_diag, &s[0],
-                             &s[1]);
-    } else {
-        SLA_DISPATCH(R->dtype, hs_cg_update, (h->nchunks, par, R->bd, alpha, p, q, x, r,
+    const real_view *R = cg_view_of(V, inv_diag, &w);
+    SLA_DISPATCH_ALL(R->dtype, hs_cg_update, (h->nchunks, par, R->bd, alpha, p, q, x, r,
                                               inv_diag, &s[0], &s[1]));
-    }
     SLA_TRY(sla_space_reduce(V, SLA_REDUCE_SUM, s, 2));
     *rr = s[0];
     *rz = s[1];
@@ -136,15 +143,8 @@ static sla_status hs_cg_direction(const sla_space *V, double beta, const void *z
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, inv_diag ? 4 : 3));
     real_view w;
-    const real_view *R = view_of(V, &w);
-    if (inv_diag && R->dtype != V->dtype) {       /* complex Jacobi: a complex product */
-        if (V->dtype == SLA_COMPLEX128)
-            hz_cg_direction_c128(h->nchunks, par, h->bounds, beta, z, inv_diag, p);
-        else
-            hz_cg_direction_c64(h->nchunks, par, h->bounds, beta, z, inv_diag, p);
-    } else {
-        SLA_DISPATCH(R->dtype, hs_cg_direction, (h->nchunks, par, R->bd, beta, z, inv_diag, p));
-    }
+    const real_view *R = cg_view_of(V, inv_diag, &w);
+    SLA_DISPATCH_ALL(R->dtype, hs_cg_direction, (h->nchunks, par, R->bd, beta, z, inv_diag, p));
     return SLA_OK;
 }
 
@@ -190,8 +190,8 @@ static sla_status hs_zaxpby(const sla_space *V, const double a[2], const void *x
     const sla_host_space *h = H(V);
     int par = sla_host_par(h, bytes_of(V, b[0] == 0 && b[1] == 0 ? 2 : 3));
     double complex ca = CMPLX(a[0], a[1]), cb = CMPLX(b[0], b[1]);
-    if (V->dtype == SLA_COMPLEX128) hz_axpby_c128(h->nchunks, par, h->bounds, ca, x, cb, y);
-    else hz_axpby_c64(h->nchunks, par, h->bounds, ca, x, cb, y);
+    if (V->dtype == SLA_COMPLEX128) hs_axpby_c128(h->nchunks, par, h->bounds, ca, x, cb, y);
+    else hs_axpby_c64(h->nchunks, par, h->bounds, ca, x, cb, y);
     return SLA_OK;
 }
 

@@ -1,25 +1,26 @@
 /* The kernels of a distributed vector space (what a Krylov method needs besides the operator):
- * local work over this rank's n entries, reductions summed by dist_sum (one per call). */
+ * local work over this rank's n entries, reductions summed by dist_sum (one per call). The
+ * local kernels are libsla's host-space kernels (src/krylov/t_host_space.h, the ones serial
+ * solvers run) on a host space of the n entries with no reduce hook, so each reduction slot
+ * returns this rank's partial sums; only the sum over the ranks is added here. */
 #include <math.h>
-#include <omp.h>
 
 #include "mpi/dist.h"
+#include "sla/backend.h"
 
-#define DIST_VEC_CHUNKS 64
 #define DIST_VEC_CHUNK_MIN 16384          /* elements per chunk at least */
-#define DIST_VEC_PAR_MIN (1 << 17)        /* elements before the chunks run on threads */
+#define DIST_VEC_MDOT_STACK 64            /* dots of one mdot summed without an allocation */
 
-#define SLA_TEMPLATE "mpi/t_vector.h"
-#include "core/instantiate.h"
-
-/* The fixed chunking of [0, n): a function of n only, so the sums never depend on threads. */
-static int chunks(int64_t n, int64_t *bd, int *par)
+/* This rank's n entries as a host space chunked as a function of n only (at most
+ * SLA_HOST_MAX_CHUNKS chunks of at least DIST_VEC_CHUNK_MIN elements), so the sums never depend
+ * on the thread count; the host space decides per kernel whether the chunks run on threads. */
+static void local_space(sla_space *V, sla_host_space *h, sla_dtype dtype, int64_t n)
 {
+    int64_t bd[SLA_HOST_MAX_CHUNKS + 1];
     int64_t c = (n + DIST_VEC_CHUNK_MIN - 1) / DIST_VEC_CHUNK_MIN;
-    int nc = c < 1 ? 1 : c > DIST_VEC_CHUNKS ? DIST_VEC_CHUNKS : (int)c;
+    int nc = c < 1 ? 1 : c > SLA_HOST_MAX_CHUNKS ? SLA_HOST_MAX_CHUNKS : (int)c;
     for (int i = 0; i <= nc; i++) bd[i] = n / nc * i + (n % nc) * i / nc;
-    *par = n >= DIST_VEC_PAR_MIN && nc > 1 && sla_threads() > 1 && !omp_in_parallel();
-    return nc;
+    sla_host_space_init(V, h, n, dtype, nc, bd);
 }
 
 static sla_status check_vec(const char *func, sla_dtype dtype, int64_t n, int count,
@@ -38,7 +39,7 @@ static sla_status mdot(const char *func, MPI_Comm comm, sla_dtype dtype, int64_t
                        const void *const *x, const void *y, double *out)
 {
     if (comm == MPI_COMM_NULL) return SLA_FAIL_AS(func, SLA_EINVAL, "comm is MPI_COMM_NULL");
-    double small[DIST_VEC_CHUNKS], *part = small;
+    double small[DIST_VEC_MDOT_STACK], *part = small;
     sla_status st = check_vec(func, dtype, n, 0, NULL, NULL);
     if (st == SLA_OK && m < 0) st = SLA_FAIL_AS(func, SLA_EINVAL, "m = %d < 0", m);
     if (st == SLA_OK && m > 0 && (!x || !out))
@@ -46,12 +47,13 @@ static sla_status mdot(const char *func, MPI_Comm comm, sla_dtype dtype, int64_t
     for (int v = 0; st == SLA_OK && n > 0 && v < m; v++)
         if (!x[v]) st = SLA_FAIL_AS(func, SLA_EINVAL, "x[%d] is NULL", v);
     if (st == SLA_OK && n > 0 && m > 0 && !y) st = SLA_FAIL_AS(func, SLA_EINVAL, "y is NULL");
-    if (st == SLA_OK && m > DIST_VEC_CHUNKS && !(part = sla_malloc((size_t)m, sizeof *part, "dots")))
+    if (st == SLA_OK && m > DIST_VEC_MDOT_STACK && !(part = sla_malloc((size_t)m, sizeof *part, "dots")))
         st = sla_error_attribute(SLA_ENOMEM, func);
     if (st == SLA_OK) {
-        int64_t bd[DIST_VEC_CHUNKS + 1];
-        int par, nc = chunks(n, bd, &par);
-        SLA_DISPATCH(dtype, mdot, (nc, par, bd, m, x, y, part));
+        sla_space V;
+        sla_host_space h;
+        local_space(&V, &h, dtype, n);
+        for (int v = 0; v < m && st == SLA_OK; v++) st = V.dot(&V, x[v], y, &part[v]);
     }
     st = dist_sum(comm, func, st, m < 0 ? 0 : m, part);
     if (st == SLA_OK)
@@ -103,10 +105,10 @@ sla_status sla_dist_vec_axpby(sla_dtype dtype, int64_t n, double a, const void *
     const void *arrays[2] = {y, a == 0 && b == 0 ? y : x};
     static const char *const names[2] = {"y", "x"};
     SLA_TRY(check_vec(__func__, dtype, n, 2, arrays, names));
-    int64_t bd[DIST_VEC_CHUNKS + 1];
-    int par, nc = chunks(n, bd, &par);
-    SLA_DISPATCH(dtype, axpby, (nc, par, bd, a, x, b, y));
-    return SLA_OK;
+    sla_space V;
+    sla_host_space h;
+    local_space(&V, &h, dtype, n);
+    return V.axpby(&V, a, x, b, y);
 }
 
 sla_status sla_dist_vec_cg_update(MPI_Comm comm, sla_dtype dtype, int64_t n, double alpha,
@@ -120,9 +122,10 @@ sla_status sla_dist_vec_cg_update(MPI_Comm comm, sla_dtype dtype, int64_t n, dou
     if (st == SLA_OK && (!rr || !rz)) st = SLA_FAIL(SLA_EINVAL, "%s is NULL", rr ? "rz" : "rr");
     double s[2] = {0, 0};
     if (st == SLA_OK) {
-        int64_t bd[DIST_VEC_CHUNKS + 1];
-        int par, nc = chunks(n, bd, &par);
-        SLA_DISPATCH(dtype, cg_update, (nc, par, bd, alpha, p, q, x, r, inv_diag, s));
+        sla_space V;
+        sla_host_space h;
+        local_space(&V, &h, dtype, n);
+        st = V.cg_update(&V, alpha, p, q, x, r, inv_diag, &s[0], &s[1]);
     }
     st = dist_sum(comm, __func__, st, 2, s);
     if (st == SLA_OK) {
@@ -138,8 +141,8 @@ sla_status sla_dist_vec_cg_direction(sla_dtype dtype, int64_t n, double beta, co
     const void *arrays[2] = {z, p};
     static const char *const names[2] = {"z", "p"};
     SLA_TRY(check_vec(__func__, dtype, n, 2, arrays, names));
-    int64_t bd[DIST_VEC_CHUNKS + 1];
-    int par, nc = chunks(n, bd, &par);
-    SLA_DISPATCH(dtype, cg_direction, (nc, par, bd, beta, z, inv_diag, p));
-    return SLA_OK;
+    sla_space V;
+    sla_host_space h;
+    local_space(&V, &h, dtype, n);
+    return V.cg_direction(&V, beta, z, inv_diag, p);
 }
