@@ -3,6 +3,7 @@
 #define SLA_MPI_LU_H
 
 #include "mpi/dist.h"
+#include "mpi/pmumps.h"   /* dist_pmumps_unavailable */
 
 /* y ← op(A_b)⁻¹ y for one batch element, y [n_local] double, in place. Collective. */
 typedef sla_status (*dist_lu_apply_fn)(void *ctx, int64_t b, sla_op op, double *y);
@@ -33,7 +34,5 @@ sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, con
                                        int64_t m, const int64_t *row, const int64_t *col,
                                        int64_t total, int64_t **grow, int64_t **gcol,
                                        double *ggrad);
-/* NULL when parallel MUMPS can be used in this process, else why not. Local. */
-const char *dist_pmumps_unavailable(void);
 
 #endif

@@ -19,7 +19,7 @@
  * (libmumps_common, Open MPI's Fortran bindings, ScaLAPACK) resolve their symbols in their own
  * tree first, so both MUMPS coexist in one process (checked: the sequential solver gives the
  * same bits after the parallel one ran). The library is never closed (Fortran runtimes do not
- * unload cleanly). */
+ * unload cleanly). The loader is pmumps.c. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -29,62 +29,13 @@
 #include "mpi/lu.h"
 #include "sla/mpi_config.h"
 
+#include "mpi/pmumps.h"
+
 #if SLA_HAVE_PMUMPS && SLA_HAVE_SUPERLU_DIST
-#include <dlfcn.h>
-#include <pthread.h>
-#include <dmumps_c.h>
-
-#define ICNTL(I) icntl[(I) - 1]
-#define INFOG(I) infog[(I) - 1]
-
-static const char *const ROUTINE = "dmumps_c (parallel MUMPS)";
-
-static pthread_once_t pm_once = PTHREAD_ONCE_INIT;
-static void (*pm_fn)(DMUMPS_STRUC_C *);
-static char pm_why[512];
-/* MUMPS instances share Fortran module state: one call at a time in the process */
-static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void pm_load(void)
-{
-    void *h = dlopen(SLA_PMUMPS_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-    if (!h) {
-        snprintf(pm_why, sizeof pm_why, "parallel MUMPS could not be loaded: %s", dlerror());
-        return;
-    }
-    pm_fn = (void (*)(DMUMPS_STRUC_C *))dlsym(h, "dmumps_c");
-    if (!pm_fn) snprintf(pm_why, sizeof pm_why, "%s has no dmumps_c", SLA_PMUMPS_PATH);
-}
-
-int sla_dist_have_parallel_mumps(void)
-{
-    pthread_once(&pm_once, pm_load);
-    return pm_fn != NULL;
-}
-
-const char *dist_pmumps_unavailable(void)
-{
-    return sla_dist_have_parallel_mumps() ? NULL : pm_why;
-}
-
-static void pm_call(DMUMPS_STRUC_C *id, int job)
-{
-    pthread_mutex_lock(&pm_lock);
-    id->job = job;
-    pm_fn(id);
-    pthread_mutex_unlock(&pm_lock);
-}
-
-/* INFOG is global, so every rank takes the same branch and returns the same status */
-static sla_status pm_run(DMUMPS_STRUC_C *id, int job, const char *phase)
-{
-    for (int attempt = 0; attempt < 5; attempt++) {
-        pm_call(id, job);
-        if (id->INFOG(1) >= 0) return SLA_OK;
-        if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
-    }
-    return sla_mumps_error(ROUTINE, id->INFOG(1), id->INFOG(2), phase);
-}
+#define ICNTL(I) PMUMPS_ICNTL(I)
+#define INFOG(I) PMUMPS_INFOG(I)
+#define pm_run dist_pmumps_run
+#define pm_call dist_pmumps_call
 
 typedef struct pm_work {
     MUMPS_INT *irn, *jcn;       /* [m] this rank's slots, 1-based global */
@@ -214,15 +165,6 @@ sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, con
 
 #else
 
-int sla_dist_have_parallel_mumps(void) { return 0; }
-
-const char *dist_pmumps_unavailable(void)
-{
-    return SLA_HAVE_PMUMPS ? "libsla_mpi was built without SuperLU_DIST"
-                           : "libsla_mpi was built without parallel MUMPS (libmumps-dev: "
-                             "libdmumps, dmumps_c.h; never in a sanitizer build)";
-}
-
 sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, const char *func,
                                        int64_t m, const int64_t *row, const int64_t *col,
                                        int64_t total, int64_t **grow, int64_t **gcol,
@@ -230,7 +172,9 @@ sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, con
 {
     (void)v; (void)comm; (void)m; (void)row; (void)col; (void)total; (void)grow; (void)gcol;
     (void)ggrad;
-    return sla_error_set(SLA_EUNSUPPORTED, func, "%s", dist_pmumps_unavailable());
+    const char *why = SLA_HAVE_PMUMPS ? "libsla_mpi was built without SuperLU_DIST"
+                                      : dist_pmumps_unavailable();
+    return sla_error_set(SLA_EUNSUPPORTED, func, "%s", why);
 }
 
 #endif
