@@ -163,7 +163,7 @@ def test_refusals_are_clear():
     with pytest.raises(Exception, match="not complex symmetric"):    # ldlt: Aᵀ = A only
         A.solve(b, method="ldlt")
     with pytest.raises(Exception, match="complex128"):
-        A.solve(b, method="gmres", preconditioner="ic0")
+        A.solve(b, method="gmres", preconditioner="amg")
     with pytest.raises(Exception, match="not Hermitian"):     # eigsh: Hermitian only
         A.eigsh(k=2)
     with pytest.raises(TypeError, match="imaginary part"):
@@ -179,6 +179,7 @@ def test_refusals_are_clear():
                                                  ("gmres", False, "none"),
                                                  ("bicgstab", False, "none"),
                                                  ("cg", True, "jacobi"),
+                                                 ("cg", True, "ic0"),
                                                  ("gmres", False, "jacobi"),
                                                  ("gmres", False, "ilu0"),
                                                  ("bicgstab", False, "ilu0"),
