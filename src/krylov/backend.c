@@ -105,9 +105,6 @@ static sla_status krylov_create(sla_solver *s)
     if (!K) return SLA_ENOMEM;
     s->impl = K;
     K->kind = s->apply ? &sla_krylov_kind_fn : &sla_krylov_kind_csr;
-    if (sla_dtype_is_complex(s->dtype) && s->opt.method == SLA_METHOD_LSQR)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "method lsqr does not take %s values yet",
-                        sla_dtype_name(s->dtype));
     char reason[SLA_PC_REASON_LEN];
     if (s->opt.precond != SLA_PRECOND_AUTO) {
         sla_status st = make_pc(s, s->opt.precond, &K->pc, reason);
@@ -183,7 +180,7 @@ const sla_backend sla_backend_krylov = {
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
                         SLA_METHOD_BIT(SLA_METHOD_LSQR) | SLA_METHOD_BIT(SLA_METHOD_COCG),
              .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
-                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: not LSQR; jacobi, ilu0 */
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: jacobi, ic0, ilu0 */
              .priority = 10,
              .available = 1},
     .create = krylov_create,
