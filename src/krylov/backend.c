@@ -1,6 +1,6 @@
 /* The built-in Krylov backend ("krylov"): CG, BiCGStab, GMRES(m), MINRES, COCG with Jacobi, IC(0),
  * ILU(0), AMG or a user preconditioner, and LSQR (least squares, rectangular A, none), on CSR matrices or matrix-free operators, float64 and
- * float32 (and complex128 / complex64 on complex spaces: Jacobi and ILU(0), op N, T and C). Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
+ * float32 (and complex128 / complex64 on complex spaces: Jacobi, IC(0) and ILU(0), op N, T and C). Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
  * numeric part; the adjoint (op = T) solve reuses it. See docs/krylov.md. */
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +19,8 @@
 static int auto_candidates(const sla_solver *s, sla_precond *c)
 {
     int k = 0;
-    if (sla_dtype_is_complex(s->dtype)) {        /* Jacobi and ILU(0) take complex values */
+    if (sla_dtype_is_complex(s->dtype)) {        /* Jacobi, IC(0) and ILU(0) take complex values */
+        if (s->opt.method == SLA_METHOD_CG) c[k++] = SLA_PRECOND_IC0;   /* LLᴴ, Hermitian PD A */
         if (s->opt.method == SLA_METHOD_GMRES || s->opt.method == SLA_METHOD_BICGSTAB ||
             s->opt.method == SLA_METHOD_COCG)
             c[k++] = SLA_PRECOND_ILU0;               /* complex symmetric A: incomplete LDLᵀ */
@@ -54,9 +55,9 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc, char *re
     reason[0] = '\0';
     if (kind == SLA_PRECOND_NONE) return SLA_OK;
     if (sla_dtype_is_complex(s->dtype) && !s->apply && kind != SLA_PRECOND_JACOBI &&
-        kind != SLA_PRECOND_ILU0 && kind != SLA_PRECOND_USER)
+        kind != SLA_PRECOND_ILU0 && kind != SLA_PRECOND_IC0 && kind != SLA_PRECOND_USER)
         return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (jacobi, "
-                        "ilu0, user and none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
+                        "ic0, ilu0, user and none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
     if (s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
                         "or auto)", sla_precond_name(kind));
@@ -104,9 +105,6 @@ static sla_status krylov_create(sla_solver *s)
     if (!K) return SLA_ENOMEM;
     s->impl = K;
     K->kind = s->apply ? &sla_krylov_kind_fn : &sla_krylov_kind_csr;
-    if (sla_dtype_is_complex(s->dtype) && s->opt.method == SLA_METHOD_LSQR)
-        return SLA_FAIL(SLA_EUNSUPPORTED, "method lsqr does not take %s values yet",
-                        sla_dtype_name(s->dtype));
     char reason[SLA_PC_REASON_LEN];
     if (s->opt.precond != SLA_PRECOND_AUTO) {
         sla_status st = make_pc(s, s->opt.precond, &K->pc, reason);
@@ -182,7 +180,7 @@ const sla_backend sla_backend_krylov = {
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
                         SLA_METHOD_BIT(SLA_METHOD_LSQR) | SLA_METHOD_BIT(SLA_METHOD_COCG),
              .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
-                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: not LSQR; jacobi, ilu0 */
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: jacobi, ic0, ilu0 */
              .priority = 10,
              .available = 1},
     .create = krylov_create,

@@ -16,6 +16,12 @@
  * the solve stops with reason stagnation (LSQR has no restart: the estimates went below what
  * the arithmetic attains). x₀ ≠ 0 solves for the correction from r₀ = b − op(A)x₀.
  *
+ * Complex operators (complex spaces): the same recurrences with the adjoint op(A)ᴴ in place of
+ * op(A)ᵀ (op N ↔ C). Every scalar of the bidiagonalisation is real (α, β are norms), so the
+ * rotations and estimates are unchanged and the real slots of the space (Re xᴴy, axpby with
+ * real scalars) are all it needs; op T of a complex operator is refused by sla_krylov_run (its
+ * adjoint conj(A) is no op of the table).
+ *
  * Vector spaces: A maps its domain (length n) to its range (length m); for op = N x lives in the
  * domain and b in the range, for op = T the other way. Memory: 6 vectors, 2 of b's length and 4
  * of x's (one the checkpoint of the rule in krylov.h, by LSQR's estimate of ‖r̄‖; at a stop
@@ -26,12 +32,19 @@
 
 #include "krylov/krylov.h"
 
+/* the op of the adjoint of op(A): ᵀ for real operators, ᴴ for complex ones (op N or C) */
+static sla_op adjoint_op(const sla_operator *A, sla_op op)
+{
+    if (op != SLA_OP_N) return SLA_OP_N;
+    return sla_dtype_is_complex(A->domain->dtype) ? SLA_OP_C : SLA_OP_T;
+}
+
 /* r = b − op(A)x into r, and t = op(A)ᵀr − damp²x into t; ‖r‖ and ‖t‖ into *rn, *tn */
 static sla_status true_norms(const sla_operator *A, const sla_space *Kb, const sla_space *Kx,
                              sla_op op, double damp, const void *b, const void *x, void *r,
                              void *t, double *rn, double *tn)
 {
-    sla_op opt = op == SLA_OP_N ? SLA_OP_T : SLA_OP_N;
+    sla_op opt = adjoint_op(A, op);
     SLA_TRY(A->apply(A, op, x, r));
     SLA_TRY(Kb->axpby(Kb, 1.0, b, -1.0, r));
     SLA_TRY(Kb->norm(Kb, r, rn));
@@ -136,7 +149,7 @@ sla_status sla_krylov_lsqr(const sla_operator *A, sla_op op, const sla_krylov_pa
 {
     const sla_space *Kb = op == SLA_OP_N ? A->range : A->domain;
     const sla_space *Kx = op == SLA_OP_N ? A->domain : A->range;
-    sla_op opt = op == SLA_OP_N ? SLA_OP_T : SLA_OP_N;
+    sla_op opt = adjoint_op(A, op);
     double damp = P->damp;
     void *vb[2] = {0}, *vx[3] = {0};
     SLA_TRY(sla_kvecs_create(Kb, 2, vb));

@@ -42,8 +42,10 @@ static sla_status check(sla_method method, const sla_operator *A, sla_op op,
     SLA_TRY(check_space("A->range", A->range));
     SLA_CHECK_ARG_AS(func, A->domain->dtype == A->range->dtype, "A->domain is %s but A->range %s",
                      sla_dtype_name(A->domain->dtype), sla_dtype_name(A->range->dtype));
-    SLA_CHECK_ARG_AS(func, method != SLA_METHOD_LSQR || !sla_dtype_is_complex(A->domain->dtype),
-                     "method lsqr does not take %s vectors yet", sla_dtype_name(A->domain->dtype));
+    SLA_CHECK_ARG_AS(func, method != SLA_METHOD_LSQR || op != SLA_OP_T ||
+                     !sla_dtype_is_complex(A->domain->dtype),
+                     "method lsqr on %s vectors takes op N or C, not T (min ‖b − Aᵀx‖ is "
+                     "conj of the op C solution for conj(b))", sla_dtype_name(A->domain->dtype));
     SLA_CHECK_ARG_AS(func, method == SLA_METHOD_LSQR || A->domain->n == A->range->n,
                      "method %s needs a square operator (domain %lld, range %lld entries)",
                      sla_method_name(method), (long long)A->domain->n, (long long)A->range->n);

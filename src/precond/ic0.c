@@ -1,6 +1,10 @@
 /* IC(0): zero-fill incomplete Cholesky in natural order (Meijerink & van der Vorst 1977),
  * M = L Lᵀ with L on the lower triangle of A's pattern (the upper triangle is not read: A is
  * taken as symmetric, as CHOLMOD does). M is symmetric, so op = T applies the same M.
+ * Complex dtypes: M = L Lᴴ for a Hermitian positive definite A (the same template in complex
+ * arithmetic, real pivots l_ii); the backward substitution runs on Lᴴ (the mirror of L,
+ * conjugated). M is Hermitian: op = C applies M⁻¹, op = T M⁻ᵀ = conj(M)⁻¹ (conjugation around
+ * the solve).
  * Set-up extracts L's pattern, its transpose (for the backward substitution as a row gather)
  * and their level schedules once; update() refactors only. A pivot a_ii − Σ l_ik² ≤ 0 (IC(0)
  * breakdown: A not SPD, or SPD but not an H-matrix) fails with SLA_EBREAKDOWN naming the row;
@@ -23,6 +27,7 @@ typedef struct ic0_t {
 } ic0_t;
 
 #define SLA_TEMPLATE "precond/t_ic0.h"
+#define SLA_TEMPLATE_COMPLEX
 #include "core/instantiate.h"
 
 static int ic0_row(void *ctx, int64_t b, int64_t i, int64_t *w)
@@ -33,7 +38,7 @@ static int ic0_row(void *ctx, int64_t b, int64_t i, int64_t *w)
     const char *a = (const char *)F->A->values + (size_t)(b * sla_pattern_nnz(F->A->pattern)) * es;
     char *d = (char *)F->dinv + (size_t)(b * pc->n) * es;
     double pivot;
-    int bad = SLA_DISPATCH(pc->dtype, ic0_row, (F, (const void *)a, sla_tri_values(&F->L, pc->dtype, F->Lv, b),
+    int bad = SLA_DISPATCH_ALL(pc->dtype, ic0_row, (F, (const void *)a, sla_tri_values(&F->L, pc->dtype, F->Lv, b),
                                                 (void *)d, i, w, &pivot));
     if (bad) {
         #pragma omp critical(sla_ic0_pivot)
@@ -57,10 +62,12 @@ static sla_status ic0_update(sla_pc *pc, const sla_matrix *A)
     if (fi >= 0)
         return sla_pc_fail(pc, SLA_EBREAKDOWN, __func__, "the matrix is not SPD, or IC(0) does "
                            "not exist for it (try jacobi or amg)", "IC(0) breakdown at row %lld "
-                           "(batch element %lld): pivot a_ii − Σ l_ik² = %.3g ≤ 0%s",
+                           "(batch element %lld): pivot a_ii − Σ |l_ik|² = %.3g ≤ 0%s",
                            (long long)fi, (long long)fb, F->pivot[fb],
                            F->dslot[fi] < 0 ? " (no diagonal entry stored)" : "");
     sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
+    if (sla_dtype_is_complex(pc->dtype))          /* Lᴴ for the backward substitution */
+        sla_tri_conj(pc->dtype, pc->batch * F->Lt.T.nnz, F->Lt.values, F->Lt.values);
     return SLA_OK;
 }
 
@@ -102,12 +109,16 @@ static sla_status ic0_setup(sla_pc *pc, const sla_matrix *A)
 
 static sla_status ic0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z)
 {
-    (void)op;                    /* M = L Lᵀ is symmetric */
+    /* M = L Lᴴ is Hermitian (symmetric for the real dtypes): op N and C apply M⁻¹; op T on a
+     * complex M applies M⁻ᵀ r = conj(M⁻¹ conj(r)) */
     const ic0_t *F = pc->impl;
-    size_t es = sla_dtype_size(pc->dtype);
-    const char *d = (const char *)F->dinv + (size_t)(b * pc->n) * es;
-    sla_tri_solve(&F->L, pc->dtype, sla_tri_values(&F->L, pc->dtype, F->Lv, b), d, r, z);
-    sla_tri_solve(&F->Lt.T, pc->dtype, sla_tri_values(&F->Lt.T, pc->dtype, F->Lt.values, b), d, z, z);
+    sla_dtype t = pc->dtype;
+    const char *d = (const char *)F->dinv + (size_t)(b * pc->n) * sla_dtype_size(t);
+    int cj = op == SLA_OP_T && sla_dtype_is_complex(t);
+    if (cj) sla_tri_conj(t, pc->n, r, z);
+    sla_tri_solve(&F->L, t, sla_tri_values(&F->L, t, F->Lv, b), d, cj ? z : r, z);
+    sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), d, z, z);
+    if (cj) sla_tri_conj(t, pc->n, z, z);
     return SLA_OK;
 }
 

@@ -108,24 +108,6 @@ static sla_status ilu0_prepare(sla_pc *pc, sla_op op)
     return SLA_OK;
 }
 
-/* y = conj(x) for n entries of a complex dtype (y may be x) */
-static void conj_copy(sla_dtype t, int64_t n, const void *x, void *y)
-{
-    const float *xf = x;
-    float *yf = y;
-    const double *xd = x;
-    double *yd = y;
-    for (int64_t i = 0; i < n; i++) {
-        if (t == SLA_COMPLEX128) {
-            yd[2 * i] = xd[2 * i];
-            yd[2 * i + 1] = -xd[2 * i + 1];
-        } else {
-            yf[2 * i] = xf[2 * i];
-            yf[2 * i + 1] = -xf[2 * i + 1];
-        }
-    }
-}
-
 static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *r, void *z)
 {
     const ilu0_t *F = pc->impl;
@@ -138,10 +120,10 @@ static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void 
         if (!F->transposed)
             return SLA_FAIL(SLA_EINTERNAL, "ILU(0) applied transposed before prepare(T)");
         int cj = op == SLA_OP_C && sla_dtype_is_complex(t);
-        if (cj) conj_copy(t, pc->n, r, z);
+        if (cj) sla_tri_conj(t, pc->n, r, z);
         sla_tri_solve(&F->Ut.T, t, sla_tri_values(&F->Ut.T, t, F->Ut.values, b), d, cj ? z : r, z);
         sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), NULL, z, z);
-        if (cj) conj_copy(t, pc->n, z, z);
+        if (cj) sla_tri_conj(t, pc->n, z, z);
     }
     return SLA_OK;
 }

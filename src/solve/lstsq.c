@@ -12,7 +12,11 @@
  * x₀ = 0: c = argmin ‖Aᵀc − g‖, λ = argmin ‖Aλ − c‖, z = argmin ‖Aᵀz − x‖. For full column rank
  * w = 0 (the z solve is skipped when ‖w‖ ≤ rtol‖g‖: the term is then below the solves'
  * tolerance), λ = (AᵀA)⁻¹g and Aλ = c: ∂A = r λᵀ − (Aλ) xᵀ. Each solve sees the conditioning
- * of A, not that of AᵀA (CG on the normal equations would). */
+ * of A, not that of AᵀA (CG on the normal equations would).
+ * Complex A (torch's convention, g = ∂L/∂Re x + i ∂L/∂Im x, dL = Re(gᴴdx)): the same formula
+ * with conjugate transposes (Golub & Pereyra's derivation holds over ℂ with ᴴ): c = A⁺ᴴg,
+ * λ = A⁺c, w = g − Aᴴc, z = A⁺ᴴx, ∂b = c, ∂A = r λᴴ − c xᴴ + z wᴴ; op C is the conjugate
+ * transpose of that (op T of a complex A is refused: its adjoint conj(A) is no op). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +82,8 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
                             const void *Gs, int e, const sla_solve_params *p, void *dB,
                             void *dvalues, void **work, sla_solve_info *info, int want_residual)
 {
-    sla_op op = q->op, opt = op == SLA_OP_N ? SLA_OP_T : SLA_OP_N;
+    sla_op op = q->op;
+    sla_op opt = op != SLA_OP_N ? SLA_OP_N : sla_dtype_is_complex(s->dtype) ? SLA_OP_C : SLA_OP_T;
     size_t es = sla_dtype_size(s->dtype);
     void *C = work[0], *Lam = work[1], *R = work[2], *W = work[3], *Z = work[4];
     sla_solve_info one;
@@ -100,7 +105,9 @@ static sla_status lstsq_run(sla_solver *s, const lstsq_shape *q, const void *B, 
         SLA_TRY(sla_solver_block_norm(s, Gs, q->tx, &gn));
         int rank_deficient = wn > p->rtol * gn;
         double scale = ldexp(1.0, e);
-        /* op = N: ∂a_s = Σ_j r[r_s]λ[c_s] − c[r_s]x[c_s] + z[r_s]w[c_s]; op = T: transposed */
+        /* op = N: ∂a_s = Σ_j r[r_s]λ[c_s] − c[r_s]x[c_s] + z[r_s]w[c_s]; op = T: transposed.
+         * Complex (op N or C, ᴴ for ᵀ): ∂A = r λᴴ − c xᴴ + z wᴴ, the outer kernel's u·vᴴ; op C:
+         * its conjugate transpose, λ rᴴ − x cᴴ + w zᴴ */
         int n = op == SLA_OP_N;
         sla_pattern_outer_run(s->pattern, s->dtype, s->batch, scale, n ? R : Lam, 1,
                               n ? Lam : R, 1, q->nrhs, 1, dvalues);
@@ -126,7 +133,12 @@ sla_status sla_lstsq_vjp_checked(sla_solver *s, sla_op op, int64_t nrhs, const v
 {
     const char *func = "sla_solver_lstsq_vjp";
     ARG_CHECK(s && s->backend, "solver is NULL");
-    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    if (op == SLA_OP_C && !sla_dtype_is_complex(s->dtype)) op = SLA_OP_T;   /* Aᴴ = Aᵀ */
+    ARG_CHECK(op == SLA_OP_N || op == SLA_OP_T || op == SLA_OP_C, "op = %d is not N, T or C",
+              (int)op);
+    if (op == SLA_OP_T && sla_dtype_is_complex(s->dtype))
+        return sla_error_set(SLA_EUNSUPPORTED, func, "op T with %s values: the least-squares "
+                             "VJP takes op N or C", sla_dtype_name(s->dtype));
     ARG_CHECK(nrhs >= 1, "nrhs = %lld < 1", (long long)nrhs);
     lstsq_shape q = {.op = op, .nrhs = nrhs, .nb = sla_solver_block_rows(s, op, 1),
                      .nx = sla_solver_block_rows(s, op, 0)};

@@ -160,15 +160,16 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
     if (sla_dtype_is_complex(A->dtype)) {
         /* complex, method = auto: Cholesky (CHOLMOD LLᴴ) for a Hermitian matrix whose
          * factorization succeeds, else sparse LU (UMFPACK); with backend = "krylov" the
-         * Krylov method of the matrix's class (complex_krylov_method); a method no backend
-         * serves for complex is refused by sla_backend_find by name */
-        if (m != n)
-            return SLA_FAIL(SLA_EUNSUPPORTED, "A is %lld × %lld %s: complex least squares is "
-                            "not supported yet", (long long)m, (long long)n,
-                            sla_dtype_name(A->dtype));
+         * Krylov method of the matrix's class (complex_krylov_method); a rectangular A (or
+         * damp > 0) gets LSQR; a method no backend serves for complex is refused by
+         * sla_backend_find by name */
         if (method == SLA_METHOD_AUTO) {
             sla_solver_options o;
             if (opt) o = *opt; else sla_solver_options_init(&o);
+            if (m != n || o.damp > 0) {    /* least squares: complex LSQR (rule 0 of auto) */
+                o.method = SLA_METHOD_LSQR;
+                return sla_solver_create(A, &o, out);
+            }
             int herm = 0;
             double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
             SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
