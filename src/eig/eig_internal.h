@@ -388,7 +388,8 @@ EIG_BLOCKOPS_DECL(float _Complex, float, c64)
 #undef EIG_BLOCKOPS_DECL
 
 /* Column v (n entries) multiplied by the phase that makes its largest-magnitude entry (the first
- * of exact ties) real positive: the complex eigenvector convention (hermitian.c). */
+ * within 1e-12 relative of the largest) real positive: the complex eigenvector convention
+ * (hermitian.c). */
 void eig_fix_phase(int64_t n, double _Complex *v);
 
 /* Native complex Hermitian eigsh (hlanczos.c): shift-invert block Lanczos in complex arithmetic

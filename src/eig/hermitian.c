@@ -161,13 +161,18 @@ static sla_status tol_factor(const herm *h, double *f)
     return st;
 }
 
-/* Column j of V multiplied by the phase that makes its largest-magnitude entry (the first of
- * exact ties) real positive: the complex counterpart of the real sign convention. */
+/* Column j of V multiplied by the phase that makes its largest-magnitude entry real positive:
+ * the complex counterpart of the real sign convention. Of entries within 1e-12 (relative) of the
+ * largest magnitude, the first: the rotation changes magnitudes by rounding, so an exact-tie rule
+ * could name another entry after it than before (a repeated eigenvalue's basis vectors, spread
+ * evenly over a grid, have such near ties). */
 void eig_fix_phase(int64_t n, double complex *v)
 {
+    double mx = 0;
+    for (int64_t i = 0; i < n; i++) mx = fmax(mx, cabs(v[i]));
+    if (!(mx > 0)) return;
     int64_t p = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (cabs(v[i]) > cabs(v[p])) p = i;
+    while (cabs(v[p]) < (1 - 1e-12) * mx) p++;
     double a = cabs(v[p]);
     if (!(a > 0)) return;
     double complex ph = conj(v[p]) / a;

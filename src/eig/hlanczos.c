@@ -14,6 +14,8 @@
  * instance of t_blockops.h. Against the real 2n × 2n form (hermitian.c) every eigenvalue is
  * found once instead of twice: half the basis, half the solves' right-hand sides, and a complex
  * n × n factorization instead of a real 2n × 2n one.
+ * The multiplicity rule of sla_eigsh holds here too (hl_certify): c ≥ p copies of one eigenvalue
+ * are confirmed by a further run with block c + 1, else the call reports not converged.
  * Batch elements run one after the other, each with its own factorization. Not handled here
  * (eig_hermitian falls back to the real form): a mass matrix, LM without σ, explicit methods
  * other than lanczos, and small n (auto's dense rule). */
@@ -48,18 +50,29 @@ typedef struct hl {
     double *theta, *est;
     int64_t *order;
     int64_t j, steps, restarts, opapps, spmv, moves;
+    int64_t runs, p0, ncv0;     /* multiplicity rule: further runs, the first block and ncv */
     double tight;
     uint64_t seed;
 } hl;
+
+/* The Lanczos arrays (sized by p and ncv: hl_alloc). */
+static void hl_free_basis(hl *h)
+{
+    sla_free(h->V); sla_free(h->H); sla_free(h->E); sla_free(h->Y);
+    sla_free(h->acc); sla_free(h->Bm); sla_free(h->tmp); sla_free(h->pack);
+    sla_free(h->theta); sla_free(h->est); sla_free(h->order);
+    h->V = h->H = h->E = h->Y = h->acc = h->Bm = h->tmp = h->pack = NULL;
+    h->theta = h->est = NULL;
+    h->order = NULL;
+}
 
 static void hl_free(hl *h)
 {
     eig_shifted_free(&h->S);
     sla_solver_free(&h->solver);
     eig_real_form_free(&h->KF);
-    sla_free(h->sv); sla_free(h->V); sla_free(h->H); sla_free(h->E); sla_free(h->Y);
-    sla_free(h->acc); sla_free(h->Bm); sla_free(h->tmp); sla_free(h->pack);
-    sla_free(h->theta); sla_free(h->est); sla_free(h->order);
+    sla_free(h->sv);
+    hl_free_basis(h);
 }
 
 static sla_status hl_alloc(hl *h)
@@ -401,6 +414,7 @@ static sla_status hl_run(hl *h, const double complex *v0, int64_t nv0, double co
     SLA_TRY(eig_orth_fill_c128(n, NULL, 0, h->V, p, 1e-10, &h->seed, NULL, NULL));
     h->j = 0;
     h->tight = 1;
+    h->restarts = 0;
     *nconv = 0;
     double complex *AX = sla_malloc((size_t)(n * k), sizeof(double complex), "A times Ritz vectors");
     if (!AX) return SLA_ENOMEM;
@@ -487,12 +501,81 @@ int eig_hermitian_native_applies(const sla_matrix *A, int64_t k, const sla_eigsh
     return 1;
 }
 
+/* One run (iteration and final Rayleigh–Ritz) from v0 (or random); *nc: pairs whose true
+ * residual meets the tolerance. */
+static sla_status hl_solve(hl *h, const double complex *v0, int64_t nv0, double complex *X,
+                           double *lam, double *res, int64_t *nc)
+{
+    SLA_TRY(hl_run(h, v0, nv0, X, lam, res, nc));
+    SLA_TRY(hl_finish(h, X, lam, res));
+    *nc = 0;
+    for (int64_t q = 0; q < h->k; q++) *nc += res[q] <= h->tol;
+    return SLA_OK;
+}
+
+/* The most copies of one eigenvalue among lam (ascending, hl_finish): values closer than
+ * multiplicity.c's gap, 4× the largest true residual (res is relative to ‖A‖₁) or 1e-12‖A‖₁. */
+static int64_t hl_copies(const hl *h, const double *lam, const double *res, double *where)
+{
+    double rmax = 0, scale = h->normA > 0 ? h->normA : 1.0;
+    for (int64_t q = 0; q < h->k; q++) rmax = fmax(rmax, res[q]);
+    double gap = fmax(4 * rmax, 1e-12) * scale;
+    int64_t cmax = 0;
+    for (int64_t i = 0, run = 1; i < h->k; i++, run++) {
+        if (i > 0 && !(lam[i] - lam[i - 1] <= gap)) run = 1;
+        if (run > cmax) { cmax = run; *where = lam[i]; }
+    }
+    return cmax;
+}
+
+/* sla_eigsh's multiplicity rule (eigsh.c, certify_multiplicity) on the native path: a block-p
+ * run from a generic start holds every copy of an eigenvalue with fewer than p copies; c ≥ p
+ * copies may be p of more. Then the iteration runs again from a random start with block c + 1
+ * (same factorization) until a run has fewer copies than its block; that result is returned.
+ * A block that does not fit (k + p ≤ ncv ≤ n − p) leaves the copies unconfirmed: *uncertain = c
+ * and note says why (the call then reports not converged). */
+static sla_status hl_certify(hl *h, double complex *X, double *lam, double *res, int64_t *nc,
+                             int64_t *uncertain, char *note, size_t nnote)
+{
+    int64_t n = h->n, k = h->k;
+    double at = NAN;
+    int64_t c = hl_copies(h, lam, res, &at);
+    h->p0 = h->p;
+    h->ncv0 = h->ncv;
+    while (*nc == k && c >= h->p) {
+        int64_t p = c + 1, ncv = h->ncv > 2 * (k + p) ? h->ncv : 2 * (k + p);
+        if (ncv > n - p) ncv = n - p;
+        if (ncv < k + p) {
+            *uncertain = c;
+            snprintf(note, nnote, "%lld copies of the eigenvalue %.12g with block %lld: there may "
+                     "be more, and a confirming run with block %lld does not fit (k + block ≤ ncv "
+                     "≤ n − block, k = %lld, n = %lld); use method dense or lobpcg", (long long)c,
+                     at, (long long)h->p, (long long)p, (long long)k, (long long)n);
+            return SLA_OK;
+        }
+        hl_free_basis(h);
+        h->p = p;
+        h->ncv = ncv;
+        SLA_TRY(hl_alloc(h));
+        h->runs++;
+        SLA_TRY(hl_solve(h, NULL, 0, X, lam, res, nc));
+        c = hl_copies(h, lam, res, &at);
+    }
+    return SLA_OK;
+}
+
 static void hl_describe(const hl *h, const char *why, sla_eigsh_info *info)
 {
     char head[SLA_DESCRIPTION_LEN], sig[64];
+    char mult[160] = "";
+    if (h->runs)
+        snprintf(mult, sizeof mult, ", multiplicity check: %lld more run%s (block %lld → %lld, ncv "
+                 "%lld → %lld), whose result is returned", (long long)h->runs,
+                 h->runs > 1 ? "s" : "", (long long)h->p0, (long long)h->p, (long long)h->ncv0,
+                 (long long)h->ncv);
     snprintf(head, sizeof head, "complex Hermitian thick-restart Lanczos (block %lld, ncv %lld) "
-             "on %s%s", (long long)h->p, (long long)h->ncv,
-             h->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹", h->moves ? ", shift moved" : "");
+             "on %s%s%s", (long long)h->p0, (long long)h->ncv0,
+             h->sgn > 0 ? "(A − σI)⁻¹" : "(σI − A)⁻¹", h->moves ? ", shift moved" : "", mult);
     snprintf(sig, sizeof sig, "σ = %.6g", h->sigma);
     info->description[0] = '\0';
     sla_text_append(info->description, sizeof info->description, "", head);
@@ -507,7 +590,7 @@ static void hl_describe(const hl *h, const char *why, sla_eigsh_info *info)
 static sla_status hl_element(const sla_matrix *Ac, int64_t b, int64_t k, const sla_eigsh_options *o,
                              const double complex *v0, sla_dtype dt, void *eigenvalues,
                              void *eigenvectors, sla_eigsh_info *info, int64_t *nconv,
-                             double *maxres)
+                             double *maxres, char *note, size_t nnote)
 {
     hl h;
     memset(&h, 0, sizeof h);
@@ -543,12 +626,11 @@ static sla_status hl_element(const sla_matrix *Ac, int64_t b, int64_t k, const s
     if (st == SLA_OK && (!X || !lam)) st = SLA_ENOMEM;
     double *res = lam ? lam + k : NULL;
     int64_t nc = 0;
-    if (st == SLA_OK) st = hl_run(&h, v0 ? v0 + b * n * o->nv0 : NULL, o->nv0, X, lam, res, &nc);
-    if (st == SLA_OK) st = hl_finish(&h, X, lam, res);
+    int64_t uncertain = 0;
+    if (st == SLA_OK) st = hl_solve(&h, v0 ? v0 + b * n * o->nv0 : NULL, o->nv0, X, lam, res, &nc);
+    if (st == SLA_OK) st = hl_certify(&h, X, lam, res, &nc, &uncertain, note, nnote);
     if (st == SLA_OK) {
-        nc = 0;
         for (int64_t q = 0; q < k; q++) {
-            nc += res[q] <= h.tol;
             if (!(res[q] <= *maxres)) *maxres = res[q];
             if (sla_dtype_real(dt) == SLA_FLOAT64) ((double *)eigenvalues)[b * k + q] = lam[q];
             else ((float *)eigenvalues)[b * k + q] = (float)lam[q];
@@ -556,6 +638,8 @@ static sla_status hl_element(const sla_matrix *Ac, int64_t b, int64_t k, const s
                 eig_cstore(dt, eigenvectors, (b * n + i) * k + q, X[i + q * n]);
             if (o->residuals) o->residuals[b * k + q] = res[q];
         }
+        /* pairs whose copies could not be confirmed do not count */
+        nc = nc > uncertain ? nc - uncertain : 0;
         if (nc < *nconv) *nconv = nc;
         if (info) {
             if (b == 0) {
@@ -608,8 +692,10 @@ sla_status eig_hermitian_native(const sla_matrix *A, int64_t k, const sla_eigsh_
     }
     int64_t nconv = k;
     double maxres = 0;
+    char note[400] = "";
     for (int64_t b = 0; st == SLA_OK && b < A->batch; b++)
-        st = hl_element(&Ac, b, k, o, v0, dt, eigenvalues, eigenvectors, info, &nconv, &maxres);
+        st = hl_element(&Ac, b, k, o, v0, dt, eigenvalues, eigenvectors, info, &nconv, &maxres,
+                        note, sizeof note);
     if (info) {
         info->converged = nconv;
         info->max_residual = maxres;
@@ -617,5 +703,6 @@ sla_status eig_hermitian_native(const sla_matrix *A, int64_t k, const sla_eigsh_
     sla_free(av);
     sla_free(v0);
     if (st < 0) return st;
+    if (note[0]) return EIG_FAIL(SLA_NOT_CONVERGED, "%s", note);
     return eig_converged_status(nconv, k, 0, maxres, o->tol == 0 ? 1e-14 : o->tol);
 }
