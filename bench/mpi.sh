@@ -9,10 +9,8 @@
 # Per rank count and problem (2D Poisson 1000², 3D Poisson 100³; --quick: 300², 40³), in turn:
 #   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi)
 #   bench_petsc_cg         PETSc KSPCG, -pc_type jacobi and -pc_type hypre (BoomerAMG), if built
-#   bench_mpi_krylov       libsla's distributed solver objects, if that binary exists: it is
-#                          run as `bench_mpi_krylov --dim D --n N` and must print one JSON
-#                          object per line with at least "pc", "iterations", "setup_s",
-#                          "solve_s", "ms_per_iteration" (bench_petsc_cg's fields)
+# (libsla's distributed solver objects — CG + Jacobi, BoomerAMG-PCG, block-Jacobi AMG — are
+# bench/mpi_krylov.sh's, run beside this one in the same session: docs/mpi.md)
 # then bench_mpi_model at 1 rank (the curves) and at 2 and 4 ranks (--no-curves: its halo
 # counter against the real halo plans). Ratios are PETSc / sla (> 1: sla faster), measured in
 # this run: the machine is shared and noisy, compare within one file only.
@@ -36,10 +34,6 @@ done
 cg="$build/bench/mpi/bench_mpi_cg"
 petsc="$build/bench/mpi_petsc/bench_petsc_cg"
 modelbin="$build/bench/mpi/bench_mpi_model"
-krylov=""
-for k in "$build/bench/mpi/bench_mpi_krylov" "$build/bench/bench_mpi_krylov"; do
-    [ -x "$k" ] && krylov="$k" && break
-done
 [ -x "$cg" ] || { echo "bench/mpi.sh: $cg not built (libsla_mpi off?)" >&2; exit 1; }
 [ -x "$petsc" ] || { echo "bench/mpi.sh: no $petsc (PETSc not found at configure): sla side only" >&2; petsc=""; }
 mpirun_() { mpirun --oversubscribe -np "$@"; }
@@ -56,10 +50,6 @@ for np in $ranks; do
             for pc in jacobi hypre; do
                 mpirun_ "$np" "$petsc" --dim "$d" --n "$n" --pc "$pc" --reps "$reps" >> "$tmp/runs.jsonl"
             done
-        fi
-        if [ -n "$krylov" ]; then
-            mpirun_ "$np" "$krylov" --dim "$d" --n "$n" | sed 's/^{/{"library": "sla_mpi_krylov", /' \
-                >> "$tmp/krylov.jsonl" || echo "bench/mpi.sh: $krylov failed" >&2
         fi
     done
 done
