@@ -125,6 +125,10 @@ struct sla_dist_pattern {
     sla_pattern *diag;          /* n_rows_local × n_cols_local */
     sla_pattern *offd;          /* n_rows_local × nghost */
     int64_t nnz_diag, nnz_offd;
+    /* the local rows with off-diagonal entries, ascending (hypre's rownnz of the offd block):
+     * y += A_offd·ghost visits these only, not every local row (dist_offd_rows) */
+    int64_t n_offd_rows;
+    int64_t *offd_rows;         /* [n_offd_rows] */
     int64_t nghost;
     int64_t *ghost_global;      /* [nghost] by (owner, global) */
     int *ghost_owner;           /* [nghost] */
@@ -193,6 +197,16 @@ sla_status dist_spmv_prepare_transpose(const sla_dist_pattern *P, const char *fu
 
 /* y[b][idx[i]][j] += buf[b][i][j] for a segment of a reverse exchange, y's blocks ny rows
  * apart (ny = 0: every block into the one y). */
+/* y[b][r][j] += alpha·Σ_s a_s·g[b][c_s][j] over the rows r = rows[i] of the CSR block (rp, ci,
+ * values va [b][nnz] apart by nnz) with n_rows listed rows: the off-diagonal product on the rows
+ * that have ghosts. Each y entry gets alpha·sum + y, sum in CSR order: the bits of sla_spmv
+ * with beta = 1 (row-parallel, so independent of the thread count). */
+void dist_offd_add(sla_dtype dtype, int64_t batch, int64_t k, int64_t nr, int64_t ng, int64_t nnz,
+                   const int64_t *rp, const int32_t *ci, int64_t n_rows, const int64_t *rows,
+                   double alpha, const void *va, const void *g, void *y);
+/* P->offd_rows from P->offd (after the pattern's offd block is built). */
+sla_status dist_offd_rows(sla_dist_pattern *P);
+
 void dist_add_rows(sla_dtype dtype, int64_t nb, int64_t k, int64_t ny, int64_t n,
                    const int64_t *idx, const void *buf, void *y);
 /* local[b][slot[e]] (zeroed first, −0) += recv[e][b]: COO values into local slots. */

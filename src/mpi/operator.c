@@ -20,13 +20,14 @@ static sla_status apply(const sla_operator *A, sla_op op, const void *x, void *y
     return dist_spmv_vec(&o->A1, op, x, y, &o->buf, o->ghost);
 }
 
-/* y_i += Σ_k O_ik g_k over the rows with off-diagonal entries, and *d = Σ_i x_i·(O g)_i */
+/* y_i += Σ_k O_ik g_k over the rows with off-diagonal entries (the pattern's list: no pass over
+ * every row's pointers), and *d = Σ_i x_i·(O g)_i */
 #define OFFD_DOT(REAL)                                                                        \
     do {                                                                                      \
         const REAL *v = vals, *gg = g, *xx = x;                                               \
         REAL *yy = y;                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            if (rp[i] == rp[i + 1]) continue;                                                 \
+        for (int64_t q = 0; q < P->n_offd_rows; q++) {                                        \
+            int64_t i = P->offd_rows[q];                                                      \
             REAL s = 0;                                                                       \
             for (int64_t k = rp[i]; k < rp[i + 1]; k++) s += v[k] * gg[ci[k]];                \
             yy[i] += s;                                                                       \
@@ -34,12 +35,11 @@ static sla_status apply(const sla_operator *A, sla_op op, const void *x, void *y
         }                                                                                     \
     } while (0)
 
-static double offd_dot(sla_dtype dt, const sla_pattern *O, const void *vals, const void *g,
+static double offd_dot(sla_dtype dt, const sla_dist_pattern *P, const void *vals, const void *g,
                        const void *x, void *y)
 {
-    const int64_t *rp = sla_pattern_rowptr(O);
-    const int32_t *ci = sla_pattern_colind(O);
-    int64_t n = sla_pattern_nrows(O);
+    const int64_t *rp = sla_pattern_rowptr(P->offd);
+    const int32_t *ci = sla_pattern_colind(P->offd);
     double acc = 0;
     if (dt == SLA_FLOAT64) OFFD_DOT(double);
     else OFFD_DOT(float);
@@ -66,7 +66,7 @@ static sla_status apply_dot(const sla_operator *A, sla_op op, const void *x, voi
     SLA_TRY(sf);
     size_t es = sla_dtype_size(o->A1.dtype);
     const char *ov = (const char *)o->A1.values + (size_t)P->nnz_diag * es;
-    d += offd_dot(o->A1.dtype, P->offd, ov, o->ghost, x, y);
+    d += offd_dot(o->A1.dtype, P, ov, o->ghost, x, y);
     SLA_TRY(A->range->reduce(A->range, SLA_REDUCE_SUM, &d, 1));
     *xy = d;
     return SLA_OK;

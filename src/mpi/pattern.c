@@ -26,6 +26,7 @@ static void pattern_destroy(sla_dist_pattern *P)
     if (!P) return;
     sla_pattern_free(&P->diag);
     sla_pattern_free(&P->offd);
+    sla_free(P->offd_rows);
     sla_free(P->ghost_global);
     sla_free(P->ghost_owner);
     dist_halo_free(&P->halo);
@@ -170,6 +171,7 @@ static sla_status split_blocks(sla_dist_pattern *P, const char *func, const int6
         P->nnz_offd = sla_pattern_nnz(P->offd);
         for (int64_t e = 0, i = 0, j = 0; e < P->nrecv; e++)
             P->recv_slot[e] = cowner[e] == me ? md[i++] : P->nnz_diag + mo[j++];
+        st = dist_offd_rows(P);
     }
     sla_free(dr);
     sla_free(dc);

@@ -51,6 +51,7 @@ static sla_status local_n(const dist_op *o, double alpha, const void *x, const v
                           int x_batched, double beta, void *y, int accumulate, int parts)
 {
     const sla_dist_matrix *A = o->A;
+    const sla_dist_pattern *P = A->pattern;
     for (int64_t b = 0; b < A->batch; b++) {
         int64_t xb = x_batched ? b : 0, yb = accumulate ? 0 : b;
         double bd = accumulate && b > 0 ? 1.0 : beta;
@@ -58,9 +59,12 @@ static sla_status local_n(const dist_op *o, double alpha, const void *x, const v
         if (parts & PART_DIAG)
             SLA_TRY(sla_spmv(SLA_OP_N, alpha, &D, off(x, blk(o, xb, o->nc)), 0, o->k, bd,
                              woff(y, blk(o, yb, o->nr))));
-        if (parts & PART_OFFD)
-            SLA_TRY(sla_spmv(SLA_OP_N, alpha, &O, off(ghost, blk(o, xb, o->ng)), 0, o->k, 1.0,
-                             woff(y, blk(o, yb, o->nr))));
+        /* the rows with ghosts only (a pass of sla_spmv over every local row would read the
+         * row pointers and y once more: 1.2 ms of a 6 ms SpMV at 1M rows on one thread) */
+        if ((parts & PART_OFFD) && P->n_offd_rows > 0)
+            dist_offd_add(A->dtype, 1, o->k, o->nr, o->ng, P->nnz_offd, sla_pattern_rowptr(O.pattern),
+                          sla_pattern_colind(O.pattern), P->n_offd_rows, P->offd_rows, alpha,
+                          O.values, off(ghost, blk(o, xb, o->ng)), woff(y, blk(o, yb, o->nr)));
     }
     return SLA_OK;
 }
