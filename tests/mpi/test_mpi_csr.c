@@ -3,13 +3,16 @@
  * and ghosts, bit-identical local values, SpMV, CG solutions and gradients (values back to
  * the CSR entry order, b), serial within 1e-10; rows in local order with ascending int32
  * columns (no entry map), a shuffled row list with columns reversed in each row, repeated
- * columns (duplicates summed); contiguous, random and empty-rank layouts; collective errors. */
+ * columns (duplicates summed); contiguous, random and empty-rank layouts; collective errors.
+ * The maps kept: none for rows in order with ascending columns on a contiguous layout, the
+ * slot of each entry (8 bytes) otherwise, never the COO path's exchange map. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpitest.h"
+#include "mpi/dist.h"            /* to see which entry map a pattern keeps */
 
 enum { ORDERED, SHUFFLED, REPEATED, NMODES };
 static const char *const mode_name[NMODES] = {"rows in order, int32 columns ascending",
@@ -174,6 +177,12 @@ static void check_case(const char *what, const sla_dist_layout *L, const sla_pat
         rows_free(&R);
         return;
     }
+    int contiguous = sla_dist_layout_is_contiguous(L);
+    int maps = Pc->coo_pos != NULL || Pc->coo.scount != NULL || !Pc->csr_input ||
+               (mode == ORDERED && contiguous && Pc->recv_slot != NULL) ||
+               (mode != ORDERED && R.nnz > 0 && Pc->recv_slot == NULL);
+    MT_CHECK(mt_sum(maps) == 0, "%s, %s: unexpected entry maps (exchange map %d, slot map %d)",
+             what, mode_name[mode], Pc->coo_pos != NULL, Pc->recv_slot != NULL);
     MT_CHECK(mt_sum(!same_blocks(Pc, Po)) == 0, "%s, %s: blocks or ghosts differ from the COO "
              "path's", what, mode_name[mode]);
     results c, o;
