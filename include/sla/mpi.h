@@ -143,7 +143,8 @@ SLA_API int64_t sla_dist_layout_local_index(const sla_dist_layout *L, int64_t g)
 
 /** Opaque, immutable, reference-counted distributed sparsity pattern: this rank's rows as a
  *  diagonal and an off-diagonal block, the ghost-to-global map, the halo plan, and the map
- *  from this rank's COO input entries to local value slots (on whichever rank owns them). */
+ *  from this rank's COO input entries to local value slots (on whichever rank owns them; for
+ *  CSR rows the slots are this rank's, and rows in order with ascending columns need no map). */
 typedef struct sla_dist_pattern sla_dist_pattern;
 
 /** A borrowed view of this rank's local values on a distributed pattern, like sla_matrix:
