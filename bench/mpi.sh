@@ -7,7 +7,9 @@
 #                     [--problems "2:1000 3:100"] [--reps K]   (dimension:side pairs; K solves, fastest kept)
 #
 # Per rank count and problem (2D Poisson 1000², 3D Poisson 100³; --quick: 300², 40³), in turn:
-#   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi)
+#   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi),
+#                          assembled from CSR rows (its default), and once more from COO
+#                          triplets for the memory only (--assembly coo --maxit 3)
 #   bench_petsc_cg         PETSc KSPCG, -pc_type jacobi and -pc_type hypre (BoomerAMG), if built
 # (libsla's distributed solver objects — CG + Jacobi, BoomerAMG-PCG, block-Jacobi AMG — are
 # bench/mpi_krylov.sh's, run beside this one in the same session: docs/mpi.md)
@@ -46,6 +48,8 @@ for np in $ranks; do
         d="${pr%%:*}" n="${pr##*:}"
         echo "bench/mpi.sh: np $np, ${d}D n=$n" >&2
         mpirun_ "$np" "$cg" --dim "$d" --n "$n" --reps "$reps" >> "$tmp/runs.jsonl"
+        mpirun_ "$np" "$cg" --dim "$d" --n "$n" --reps 1 --maxit 3 --assembly coo \
+            >> "$tmp/coo_mem.jsonl"
         if [ -n "$petsc" ]; then
             for pc in jacobi hypre; do
                 mpirun_ "$np" "$petsc" --dim "$d" --n "$n" --pc "$pc" --reps "$reps" >> "$tmp/runs.jsonl"
@@ -53,7 +57,7 @@ for np in $ranks; do
         fi
     done
 done
-touch "$tmp/krylov.jsonl"
+touch "$tmp/krylov.jsonl" "$tmp/coo_mem.jsonl"
 if [ "$model" = 1 ]; then
     echo "bench/mpi.sh: scaling model" >&2
     mpirun_ 1 "$modelbin" $quick > "$tmp/model.json"
@@ -66,8 +70,19 @@ mkdir -p "$(dirname "$out")"
 /usr/bin/python3 - "$tmp" "$out" "$model" <<'PY'
 import glob, json, os, platform, sys
 tmp, out, model = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-runs = [json.loads(l) for f in ("runs.jsonl", "krylov.jsonl")
-        for l in open(os.path.join(tmp, f)) if l.strip().startswith("{")]
+def objects(f):
+    """One JSON object per line; other lines (bench_mpi_krylov prints a multi-line document,
+    not the per-line objects this script expects) are skipped with a note."""
+    got = []
+    for l in open(os.path.join(tmp, f)):
+        try:
+            got.append(json.loads(l)) if l.strip().startswith("{") else None
+        except json.JSONDecodeError:
+            print("bench/mpi.sh: %s: skipped a line that is not one JSON object: %.60s"
+                  % (f, l.strip()), file=sys.stderr)
+    return got
+runs = objects("runs.jsonl") + objects("krylov.jsonl")
+coo = objects("coo_mem.jsonl")
 def pick(lib, problem, ranks, pc):
     for r in runs:
         ok = r["library"].startswith("petsc") if lib == "petsc" else r["library"] == lib
@@ -86,7 +101,11 @@ for r in runs:
                   "iterations_petsc_jacobi": pj["iterations"],
                   "petsc_over_sla_per_iteration": round(pj["ms_per_iteration"] / r["ms_per_iteration"], 3),
                   "petsc_over_sla_jacobi_solve": round(pj["solve_s"] / r["solve_s"], 3),
-                  "peak_rss_mb_sla_petsc": [r["peak_rss_mb"], pj["peak_rss_mb"]]})
+                  "peak_rss_mb_sla_petsc": [r["peak_rss_mb"], pj["peak_rss_mb"]],
+                  "solve_peak_rss_mb_sla_petsc": [r["solve_peak_rss_mb"], pj["solve_peak_rss_mb"]]})
+    for c in coo:
+        if c["problem"] == p and c["ranks"] == np_:
+            e["sla_coo_peak_rss_mb_solve_peak_rss_mb"] = [c["peak_rss_mb"], c["solve_peak_rss_mb"]]
     if ph:
         e.update({"petsc_hypre_setup_plus_solve_s": ph["setup_plus_solve_s"],
                   "petsc_hypre_iterations": ph["iterations"],
@@ -103,7 +122,7 @@ res = {"machine": {"cores": os.cpu_count(), "node": platform.node(),
                    "load_average_at_end": [round(x, 2) for x in os.getloadavg()], "note":
                    "2 cores shared with other jobs: ranks oversubscribe nothing at np <= 2, "
                    "but timings are noisy; ratios are from this one run"},
-       "runs": runs, "ratios": ratios}
+       "runs": runs, "coo_memory_runs": coo, "ratios": ratios}
 if model:
     res["model"] = json.load(open(os.path.join(tmp, "model.json")))
     res["model"]["validation"] = [v for f in sorted(glob.glob(os.path.join(tmp, "model_np*.json")))

@@ -140,7 +140,29 @@ struct sla_dist_pattern {
     int64_t *coo_pos;           /* [nnz_in] */
     int64_t nrecv;
     int64_t *recv_slot;         /* [nrecv] */
+    /* CSR input (pattern_csr.c): the entries never left this rank, so there is no exchange
+     * (coo, coo_pos unset) and nrecv = nnz_in; recv_slot[k] is the slot of entry k, or NULL
+     * when entry order is the merge by global column of the two blocks' rows in local order
+     * (rows handed in local order, columns ascending): the slots are then found by walking
+     * the blocks (values.c), and no map is stored */
+    int csr_input;
 };
+
+/* A pattern shell on the two layouts (retained), for the constructors; NULL if out of
+ * memory. Local. */
+sla_dist_pattern *dist_pattern_new(const sla_dist_layout *rows, const sla_dist_layout *cols);
+void dist_pattern_destroy(sla_dist_pattern *P);
+/* Common checks of a constructor's layouts and out (local). */
+sla_status dist_pattern_check_layouts(const char *func, const sla_dist_layout *rows,
+                                      const sla_dist_layout *cols, sla_dist_pattern **out);
+
+/* Ghost columns of an off-diagonal block: the unique (owner, global) of its nkeys entries
+ * (keys [nkeys][2], sorted and compacted in place) become P->ghost_global/ghost_owner, and
+ * dist_pattern_ghost_index() finds an entry's ghost by binary search. Local; may fail. */
+typedef struct dist_ghost_key { int64_t owner, global; } dist_ghost_key;
+sla_status dist_pattern_make_ghosts(sla_dist_pattern *P, const char *func, int64_t nkeys,
+                                    dist_ghost_key *keys);
+int64_t dist_pattern_ghost_index(const sla_dist_pattern *P, int64_t owner, int64_t global);
 
 /* Builds the halo plan of P (ghost arrays already set). Collective. */
 sla_status dist_halo_build(sla_dist_pattern *P, const char *func);
@@ -204,7 +226,7 @@ sla_status dist_spmv_prepare_transpose(const sla_dist_pattern *P, const char *fu
 void dist_offd_add(sla_dtype dtype, int64_t batch, int64_t k, int64_t nr, int64_t ng, int64_t nnz,
                    const int64_t *rp, const int32_t *ci, int64_t n_rows, const int64_t *rows,
                    double alpha, const void *va, const void *g, void *y);
-/* P->offd_rows from P->offd (after the pattern's offd block is built). */
+/* P->offd_rows from P->offd (dist_halo_build calls it: every constructor's last step). */
 sla_status dist_offd_rows(sla_dist_pattern *P);
 
 void dist_add_rows(sla_dtype dtype, int64_t nb, int64_t k, int64_t ny, int64_t n,

@@ -76,6 +76,8 @@ sla_status dist_halo_build(sla_dist_pattern *P, const char *func)
 {
     dist_xchg X;
     sla_status st = dist_xchg_init(&X, P->rows->size, func);
+    /* every constructor ends here once its blocks are built: the rows with ghosts too */
+    if (st == SLA_OK) st = dist_offd_rows(P);
     if (st == SLA_OK) st = recv_side(P, func);
     st = dist_agree(P->comm, func, st);
     if (st == SLA_OK) {

@@ -12,7 +12,7 @@
 
 #include "mpi/dist.h"
 
-typedef struct ghost_key { int64_t owner, global; } ghost_key;
+typedef dist_ghost_key ghost_key;
 
 static int cmp_ghost(const void *a, const void *b)
 {
@@ -21,7 +21,7 @@ static int cmp_ghost(const void *a, const void *b)
     return (x->global > y->global) - (x->global < y->global);
 }
 
-static void pattern_destroy(sla_dist_pattern *P)
+void dist_pattern_destroy(sla_dist_pattern *P)
 {
     if (!P) return;
     sla_pattern_free(&P->diag);
@@ -38,10 +38,8 @@ static void pattern_destroy(sla_dist_pattern *P)
     sla_free(P);
 }
 
-/* Local checks of the entries handed in. */
-static sla_status check_entries(const char *func, const sla_dist_layout *rows,
-                                const sla_dist_layout *cols, int64_t nnz_in, const int64_t *row,
-                                const int64_t *col, sla_dist_pattern **out)
+sla_status dist_pattern_check_layouts(const char *func, const sla_dist_layout *rows,
+                                      const sla_dist_layout *cols, sla_dist_pattern **out)
 {
     int cmp;
     MPI_Comm_compare(rows->comm, cols->comm, &cmp);
@@ -49,6 +47,26 @@ static sla_status check_entries(const char *func, const sla_dist_layout *rows,
         return sla_error_set(SLA_EINVAL, func, "the row and column layouts are on different "
                              "communicators");
     if (!out) return sla_error_set(SLA_EINVAL, func, "out is NULL");
+    return SLA_OK;
+}
+
+sla_dist_pattern *dist_pattern_new(const sla_dist_layout *rows, const sla_dist_layout *cols)
+{
+    sla_dist_pattern *P = sla_calloc(1, sizeof *P, "distributed pattern");
+    if (!P) return NULL;
+    atomic_init(&P->refcount, 1);
+    P->rows = sla_dist_layout_retain((sla_dist_layout *)rows);
+    P->cols = sla_dist_layout_retain((sla_dist_layout *)cols);
+    P->comm = rows->comm;
+    return P;
+}
+
+/* Local checks of the entries handed in. */
+static sla_status check_entries(const char *func, const sla_dist_layout *rows,
+                                const sla_dist_layout *cols, int64_t nnz_in, const int64_t *row,
+                                const int64_t *col, sla_dist_pattern **out)
+{
+    SLA_TRY(dist_pattern_check_layouts(func, rows, cols, out));
     if (nnz_in < 0) return sla_error_set(SLA_EINVAL, func, "nnz_in = %lld < 0", (long long)nnz_in);
     if (nnz_in > 0 && (!row || !col))
         return sla_error_set(SLA_EINVAL, func, "%s is NULL", row ? "col" : "row");
@@ -100,8 +118,8 @@ static sla_status send_entries(sla_dist_pattern *P, const char *func, const int6
 }
 
 /* The ghost columns: unique (owner, global) of the off-diagonal entries, sorted. */
-static sla_status make_ghosts(sla_dist_pattern *P, const char *func, int64_t no,
-                              ghost_key *keys)
+sla_status dist_pattern_make_ghosts(sla_dist_pattern *P, const char *func, int64_t no,
+                                    ghost_key *keys)
 {
     qsort(keys, (size_t)no, sizeof *keys, cmp_ghost);
     int64_t ng = 0;
@@ -122,7 +140,7 @@ static sla_status make_ghosts(sla_dist_pattern *P, const char *func, int64_t no,
 }
 
 /* Ghost index of (owner, global) by binary search. */
-static int64_t ghost_index(const sla_dist_pattern *P, int64_t owner, int64_t global)
+int64_t dist_pattern_ghost_index(const sla_dist_pattern *P, int64_t owner, int64_t global)
 {
     int64_t a = 0, b = P->nghost;
     ghost_key key = {owner, global};
@@ -160,9 +178,9 @@ static sla_status split_blocks(sla_dist_pattern *P, const char *func, const int6
             keys[j++] = (ghost_key){cowner[e], recv[2 * e + 1]};
         }
     }
-    if (st == SLA_OK) st = make_ghosts(P, func, no, keys);
+    if (st == SLA_OK) st = dist_pattern_make_ghosts(P, func, no, keys);
     for (int64_t e = 0, j = 0; st == SLA_OK && e < P->nrecv; e++)
-        if (cowner[e] != me) ocol[j++] = ghost_index(P, cowner[e], recv[2 * e + 1]);
+        if (cowner[e] != me) ocol[j++] = dist_pattern_ghost_index(P, cowner[e], recv[2 * e + 1]);
     if (st == SLA_OK) st = sla_pattern_from_coo(nr, P->cols->n, nd, dr, dc, &P->diag);
     if (st == SLA_OK) st = sla_pattern_from_coo(nr, P->nghost, no, orow, ocol, &P->offd);
     if (st == SLA_OK) {
@@ -171,7 +189,6 @@ static sla_status split_blocks(sla_dist_pattern *P, const char *func, const int6
         P->nnz_offd = sla_pattern_nnz(P->offd);
         for (int64_t e = 0, i = 0, j = 0; e < P->nrecv; e++)
             P->recv_slot[e] = cowner[e] == me ? md[i++] : P->nnz_diag + mo[j++];
-        st = dist_offd_rows(P);
     }
     sla_free(dr);
     sla_free(dc);
@@ -207,12 +224,8 @@ sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows, const sla_dist
     if (out) *out = NULL;
     if (!rows || !cols) return SLA_FAIL(SLA_EINVAL, "%s is NULL", rows ? "cols" : "rows");
     sla_status st = check_entries(__func__, rows, cols, nnz_in, row, col, out);
-    sla_dist_pattern *P = sla_calloc(1, sizeof *P, "distributed pattern");
+    sla_dist_pattern *P = dist_pattern_new(rows, cols);
     if (P) {
-        atomic_init(&P->refcount, 1);
-        P->rows = sla_dist_layout_retain((sla_dist_layout *)rows);
-        P->cols = sla_dist_layout_retain((sla_dist_layout *)cols);
-        P->comm = rows->comm;
         P->nnz_in = st == SLA_OK ? nnz_in : 0;
         if (st == SLA_OK) st = dist_xchg_init(&P->coo, rows->size, __func__);
     } else if (st == SLA_OK) {
@@ -225,7 +238,7 @@ sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows, const sla_dist
     sla_free(recv);
     if (st == SLA_OK) st = dist_halo_build(P, __func__);
     if (st < 0) {
-        pattern_destroy(P);
+        dist_pattern_destroy(P);
         return st;
     }
     *out = P;
@@ -241,7 +254,7 @@ sla_dist_pattern *sla_dist_pattern_retain(sla_dist_pattern *P)
 void sla_dist_pattern_free(sla_dist_pattern **P)
 {
     if (!P || !*P) return;
-    if (atomic_fetch_sub(&(*P)->refcount, 1) == 1) pattern_destroy(*P);
+    if (atomic_fetch_sub(&(*P)->refcount, 1) == 1) dist_pattern_destroy(*P);
     *P = NULL;
 }
 

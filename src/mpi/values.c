@@ -1,6 +1,6 @@
 /* Values of a distributed pattern: the caller's COO values into local slots (sent to the
- * owners along the pattern's COO map, summed in received order), gradients back, and the
- * collective check of a view. */
+ * owners along the pattern's COO map, summed in received order; for CSR input, copied on
+ * this rank), gradients back, and the collective check of a view. */
 #include <string.h>
 
 #include "mpi/dist.h"
@@ -43,6 +43,41 @@ static sla_status check_values(const char *func, sla_dtype dtype, int64_t batch,
     return sla_check_overlap(func, out_name, out, (size_t)no * es, in_name, in, (size_t)ni * es);
 }
 
+/* CSR input in merge order (pattern_csr.c): the entries of each local row are the diagonal
+ * and off-diagonal block's slots merged by global column; copies values between the entry
+ * order (ent) and the slots (slots), to_slots choosing the direction. */
+static void merge_copy(const sla_dist_pattern *P, size_t es, char *ent, char *slots,
+                       int to_slots)
+{
+    const int64_t *dr = sla_pattern_rowptr(P->diag), *orp = sla_pattern_rowptr(P->offd);
+    const int32_t *dc = sla_pattern_colind(P->diag), *oc = sla_pattern_colind(P->offd);
+    const int64_t *cg = P->cols->global, *gg = P->ghost_global;
+    for (int64_t i = 0, k = 0; i < P->rows->n; i++) {
+        int64_t a = dr[i], ae = dr[i + 1], o = orp[i], oe = orp[i + 1];
+        for (; a < ae || o < oe; k++) {
+            int64_t s = o == oe || (a < ae && cg[dc[a]] < gg[oc[o]]) ? a++ : P->nnz_diag + o++;
+            if (to_slots) memcpy(slots + (size_t)s * es, ent + (size_t)k * es, es);
+            else memcpy(ent + (size_t)k * es, slots + (size_t)s * es, es);
+        }
+    }
+}
+
+/* CSR input: the entries are this rank's, so gather and scatter are local (no exchange). */
+static void csr_values(const sla_dist_pattern *P, sla_dtype dtype, int64_t batch, char *ent,
+                       char *slots, int to_slots)
+{
+    size_t es = sla_dtype_size(dtype);
+    int64_t nin = P->nnz_in, nloc = sla_dist_pattern_nnz(P);
+    for (int64_t b = 0; b < batch; b++) {
+        char *e = ent + (size_t)b * (size_t)nin * es, *l = slots + (size_t)b * (size_t)nloc * es;
+        if (!P->recv_slot) merge_copy(P, es, e, l, to_slots);
+        else if (to_slots) dist_gather_slots(dtype, 1, nloc, nin, P->recv_slot, e, l);
+        else
+            for (int64_t k = 0; k < nin; k++)
+                memcpy(e + (size_t)k * es, l + (size_t)P->recv_slot[k] * es, es);
+    }
+}
+
 /* The two buffers of a value exchange: per entry, its batch values together. */
 static sla_status value_buffers(const sla_dist_pattern *P, const char *func, size_t unit,
                                 char **sendb, char **recvb)
@@ -60,10 +95,14 @@ sla_status sla_dist_values_gather(const sla_dist_pattern *P, sla_dtype dtype, in
     size_t es = sla_dtype_size(dtype), unit = es * (size_t)(batch > 0 ? batch : 1);
     sla_status st = check_values(__func__, dtype, batch, "coo_values", coo_values, P->nnz_in,
                                  "local_values", local_values, sla_dist_pattern_nnz(P));
-    if (st == SLA_OK) st = value_buffers(P, __func__, unit, &sendb, &recvb);
+    if (st == SLA_OK && !P->csr_input) st = value_buffers(P, __func__, unit, &sendb, &recvb);
     int64_t same[2] = {dtype, batch};
     static const char *const names[2] = {"dtype", "batch"};
     st = dist_agree_same(P->comm, __func__, st, 2, same, names);
+    if (st == SLA_OK && P->csr_input) {
+        csr_values(P, dtype, batch, (char *)coo_values, local_values, 1);
+        return SLA_OK;
+    }
     if (st == SLA_OK) {
         const char *coo = coo_values;
         for (int64_t k = 0; k < P->nnz_in; k++)
@@ -89,10 +128,14 @@ sla_status sla_dist_values_scatter(const sla_dist_pattern *P, sla_dtype dtype, i
     int64_t nloc = sla_dist_pattern_nnz(P);
     sla_status st = check_values(__func__, dtype, batch, "local_values", local_values, nloc,
                                  "coo_values", coo_values, P->nnz_in);
-    if (st == SLA_OK) st = value_buffers(P, __func__, unit, &sendb, &recvb);
+    if (st == SLA_OK && !P->csr_input) st = value_buffers(P, __func__, unit, &sendb, &recvb);
     int64_t same[2] = {dtype, batch};
     static const char *const names[2] = {"dtype", "batch"};
     st = dist_agree_same(P->comm, __func__, st, 2, same, names);
+    if (st == SLA_OK && P->csr_input) {
+        csr_values(P, dtype, batch, coo_values, (char *)local_values, 0);
+        return SLA_OK;
+    }
     if (st == SLA_OK) {
         const char *loc = local_values;
         for (int64_t e = 0; e < P->nrecv; e++)

@@ -43,7 +43,31 @@ typedef struct fixture {
     double *lv;
     sla_pattern *sp;             /* the serial matrix, for the scatter from rank 0 */
     double *scsr;
+    /* this rank's rows as CSR: in local order with ascending columns (rp, ci), and the row
+     * list reversed with each row's columns reversed (grev, rprev, cirev) */
+    int64_t *rp, *ci, *grev, *rprev, *cirev;
 } fixture;
+
+/* The owned rows of the serial pattern as CSR, in order or reversed (rows and columns). */
+static void fixture_csr(fixture *F, int rev, int64_t **rp, int64_t **ci)
+{
+    int64_t n = sla_dist_layout_local_size(F->L), k = 0;
+    const int64_t *own = sla_dist_layout_global(F->L), *srp = sla_pattern_rowptr(F->sp);
+    const int32_t *sci = sla_pattern_colind(F->sp);
+    *rp = malloc((size_t)(n + 1) * sizeof **rp);
+    *ci = malloc((size_t)(sla_pattern_nnz(F->sp) + 1) * sizeof **ci);
+    (*rp)[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t g = own[rev ? n - 1 - i : i];
+        for (int64_t t = 0, len = srp[g + 1] - srp[g]; t < len; t++)
+            (*ci)[k++] = sci[rev ? srp[g + 1] - 1 - t : srp[g] + t];
+        (*rp)[i + 1] = k;
+    }
+    if (rev) {
+        F->grev = malloc((size_t)(n + 1) * sizeof *F->grev);
+        for (int64_t i = 0; i < n; i++) F->grev[i] = own[n - 1 - i];
+    }
+}
 
 static void fixture_make(fixture *F)
 {
@@ -68,6 +92,8 @@ static void fixture_make(fixture *F)
     MT_OK(sla_dist_values_gather(F->P, SLA_FLOAT64, 1, F->val, F->lv));
     memcpy(F->lv + sla_dist_pattern_nnz(F->P), F->lv, (size_t)sla_dist_pattern_nnz(F->P) * sizeof *F->lv);
     mt_serial(&F->A, &F->sp, &F->scsr);
+    fixture_csr(F, 0, &F->rp, &F->ci);
+    fixture_csr(F, 1, &F->rprev, &F->cirev);
 }
 
 static void fixture_free(fixture *F)
@@ -77,6 +103,7 @@ static void fixture_free(fixture *F)
     mt_coo_free(&F->A);
     sla_pattern_free(&F->sp);
     free(F->row); free(F->col); free(F->val); free(F->lv); free(F->scsr);
+    free(F->rp); free(F->ci); free(F->grev); free(F->rprev); free(F->cirev);
 }
 
 static void nan_values(const fixture *F, int bad)
@@ -191,6 +218,17 @@ static sla_status op_pattern(const fixture *F, void **out)
 {
     return sla_dist_pattern_from_coo(F->L, F->L, F->n, F->row, F->col, (sla_dist_pattern **)out);
 }
+/* CSR rows in order (no entry map kept) and reversed (sorted by the library, map kept) */
+static sla_status op_csr(const fixture *F, void **out)
+{
+    return sla_dist_pattern_from_csr(F->L, F->L, sla_dist_layout_local_size(F->L), NULL, F->rp,
+                                     F->ci, NULL, (sla_dist_pattern **)out);
+}
+static sla_status op_csr_rev(const fixture *F, void **out)
+{
+    return sla_dist_pattern_from_csr(F->L, F->L, sla_dist_layout_local_size(F->L), F->grev,
+                                     F->rprev, F->cirev, NULL, (sla_dist_pattern **)out);
+}
 static sla_status op_gather(const fixture *F, void **out)
 {
     (void)out;
@@ -292,7 +330,8 @@ int main(int argc, char **argv)
         {"sla_dist_spmv_vjp T", op_vjp_t, 0}, {"sla_dist_vec_scatter/gather", op_vec, 0},
         {"partition contiguous", op_contig, 1}, {"partition metis", op_metis, 1},
         {"partition ptscotch", op_scotch, 1}, {"partition rcb", op_rcb, 1},
-        {"partition hilbert", op_hilbert, 1}, {"sla_dist_matrix_scatter", op_scatter, 2}};
+        {"partition hilbert", op_hilbert, 1}, {"sla_dist_matrix_scatter", op_scatter, 2},
+        {"sla_dist_pattern_from_csr", op_csr, 2}, {"from_csr, rows reversed", op_csr_rev, 2}};
     for (int bad = 0; bad < mt_size; bad++) {
         nan_values(&F, bad);
         index_out_of_range(&F, bad);
