@@ -508,8 +508,9 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         self._sym_cache = (key, out)
         return out
 
-    def _is_symmetric(self, atol, rtol):
+    def _is_symmetric(self, atol, rtol, hermitian=False):
         import ctypes
+        test = lib.sla_matrix_is_hermitian if hermitian else lib.sla_matrix_is_symmetric
         vals = self._csr().detach()
         out = []
         esize = vals.element_size() * vals.shape[1]
@@ -517,8 +518,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             A = Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
                          vals.data_ptr() + b * esize)
             flag = ctypes.c_int()
-            check(lib.sla_matrix_is_symmetric(ctypes.byref(A), rtol, atol,
-                                              ctypes.byref(flag)))
+            check(test(ctypes.byref(A), rtol, atol, ctypes.byref(flag)))
             out.append(bool(flag.value))
         return self._unflatten(torch.tensor(out, dtype=torch.bool), ())
 

@@ -410,3 +410,33 @@ def test_lsqr_complex(m, n):
     (w.conj() * (torch.linalg.pinv(Dv) @ b2)).real.sum().backward()
     assert (v.grad - v2.grad).abs().max() < 1e-9 * v2.grad.abs().max()
     assert (bb.grad - b2.grad).abs().max() < 1e-9 * b2.grad.abs().max()
+
+
+def test_conj_H_hermitian_predicates():
+    """conj(), H(), is_hermitian() and is_positive_definite() on complex values: the complex
+    conjugate and Aᴴ against dense torch, A = Aᴴ tested with conjugation (a Hermitian matrix is
+    not complex symmetric and the other way round), HPD found by every method."""
+    n = 6
+    row, col, vals, D = random_complex(n, seed=3, density=0.5)
+    Hd = D + D.conj().mT + 4 * n * torch.eye(n, dtype=c128)     # Hermitian, diagonally dominant
+    Sd = D + D.mT + 4 * n * torch.eye(n, dtype=c128)            # complex symmetric
+    mask = (Hd != 0) | (Sd != 0)
+    r, c = mask.nonzero().t()
+    Hs = SparseTensor(Hd[r, c].clone(), r, c, (n, n))
+    Ss = SparseTensor(Sd[r, c].clone(), r, c, (n, n))
+    assert torch.equal(Hs.conj().to_dense(), Hd.conj())
+    assert torch.equal(Hs.H().to_dense(), Hd.conj().mT)
+    assert torch.equal(Ss.H().to_dense(), Sd.conj().mT)
+    assert bool(Hs.is_hermitian()) and not bool(Hs.is_symmetric())
+    assert bool(Ss.is_symmetric()) and not bool(Ss.is_hermitian())
+    for method in ("gershgorin", "cholesky", "eigenvalue"):
+        assert bool(Hs.is_positive_definite(method=method)), method
+        assert not bool(Ss.is_positive_definite(method=method)), method
+        assert not bool(SparseTensor(-Hd[r, c], r, c, (n, n)).is_positive_definite(method=method))
+    assert Hs.detect_matrix_type() == "spd"
+    assert Ss.detect_matrix_type() == "symmetric"
+    # conj is differentiable: L = Re Σ w·conj(v) = Σ (Re w·Re v + Im w·Im v), torch's gradient w
+    v = Hd[r, c].clone().requires_grad_()
+    w = crandn(r.numel(), seed=5)
+    (SparseTensor(v, r, c, (n, n)).conj().values * w).real.sum().backward()
+    assert torch.allclose(v.grad, w, rtol=0, atol=1e-15)
