@@ -63,7 +63,9 @@ SLA_API sla_status sla_values_scatter(const sla_pattern *p, sla_dtype dtype, int
 /** 1 if every matrix of the batch is numerically symmetric:
  *  |a_ij − a_ji| ≤ atol + rtol·max(|a_ij|, |a_ji|) for all stored entries, an entry missing on
  *  one side counting as 0; equal values match, infinite ones included, and NaN matches NaN (so
- *  a NaN or inf on the diagonal, its own mirror, does not make A unsymmetric). Non-square
+ *  a NaN or inf on the diagonal, its own mirror, does not make A unsymmetric), for complex
+ *  values in the real and the imaginary part separately; a non-finite value matches nothing
+ *  but itself (an inf mirrored by a finite value is unsymmetric for any rtol). Non-square
  *  gives 0. Every dtype (complex: Aᵀ = A, complex symmetric; see sla_matrix_is_hermitian).
  *  @return SLA_OK, SLA_EINVAL. */
 SLA_API sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol,

@@ -164,6 +164,7 @@ _PROTOTYPES = {
     "sla_values_gather": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
     "sla_values_scatter": (c_int, [c_void_p, c_int, c_int64, c_void_p, c_void_p]),
     "sla_matrix_is_symmetric": (c_int, [P(Matrix), c_double, c_double, P(c_int)]),
+    "sla_matrix_is_hermitian": (c_int, [P(Matrix), c_double, c_double, P(c_int)]),
     "sla_matrix_norm": (c_int, [P(Matrix), ctypes.c_char, P(c_double)]),
     "sla_matrix_to_dense": (c_int, [P(Matrix), c_void_p]),
     # spmv.h

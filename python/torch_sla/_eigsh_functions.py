@@ -20,7 +20,7 @@ import torch
 from torch.autograd import Function
 
 from ._capi import check, lib
-from ._functions import (PatternOuter, differentiable, matrix_view, real_dtype,
+from ._functions import (PatternOuter, differentiable, materializes_views, matrix_view, real_dtype,
                          refuse_complex_graph, unavailable)
 
 EIGENVECTOR_SECOND_ORDER = (
@@ -76,6 +76,7 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+@materializes_views
 class Eigsh(Function):
     """k eigenpairs of symmetric A_b (sla_eigsh). Backward: sla_eigsh_vjp —
     ∂a_s = Σ_i gλ_i v_i[r_s] v_i[c_s] − Σ_i w_i[r_s] v_i[c_s], with w_i = (A − λ_i I)⁺ g_i for
@@ -119,6 +120,7 @@ class Eigsh(Function):
         return dv, None, None, None, None
 
 
+@materializes_views
 class EigshGeneralized(Function):
     """k eigenpairs of A_b v = λ M_b v (sla_eigsh with options.M; M-orthonormal eigenvectors).
     Backward: sla_eigsh_generalized_vjp — gradients for the values of A and of M (its own

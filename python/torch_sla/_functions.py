@@ -49,8 +49,36 @@ def real_dtype(dtype):
     return {torch.complex128: torch.float64, torch.complex64: torch.float32}.get(dtype, dtype)
 
 
+def materialize(t):
+    """t with torch's lazy conjugate / negative bits applied to memory. x.conj(), x.mH,
+    torch._neg_view and the cotangents of autograd's ConjBackward are views whose bit lives on
+    the tensor, not in its storage: data_ptr() hands C the unconjugated values. A tensor
+    without the bits is returned as it is (differentiable either way)."""
+    if isinstance(t, torch.Tensor) and (t.is_conj() or t.is_neg()):
+        return t.resolve_conj().resolve_neg()
+    return t
+
+
+def materializes_views(cls):
+    """Class decorator for the autograd Functions that call C: every tensor argument of forward
+    and every cotangent of backward goes through materialize()."""
+    fwd, bwd = cls.forward, cls.backward
+
+    def forward(ctx, *args):
+        return fwd(ctx, *map(materialize, args))
+
+    def backward(ctx, *grads):
+        return bwd(ctx, *map(materialize, grads))
+    forward.__doc__, backward.__doc__ = fwd.__doc__, bwd.__doc__
+    cls.forward, cls.backward = staticmethod(forward), staticmethod(backward)
+    return cls
+
+
 def matrix_view(pattern, values):
     """sla_matrix for [B, nnz] CSR values (a borrowed view: keep `values` alive)."""
+    if values.is_conj() or values.is_neg():     # C would read the values unconjugated
+        raise RuntimeError("torch_sla internal: values with a lazy conj/neg bit reached C "
+                           "(materialize() them first)")
     return Matrix(pattern.ptr, DTYPE_CODE[values.dtype], values.shape[0], values.data_ptr())
 
 
@@ -157,6 +185,7 @@ def _reorder(t, pattern, to_csr):
     return out
 
 
+@materializes_views
 class Reorder(Function):
     """COO → CSR order (to_csr: sla_values_gather, [B, nnz_input] → [B, nnz], duplicates summed)
     or back (sla_values_scatter: each duplicate gets its slot's value). The two maps are each
@@ -226,6 +255,7 @@ def outer(u, v, pattern, batch):
     return _outer(u, v, pattern, batch)
 
 
+@materializes_views
 class SpMV(Function):
     """y [B, m, k] = op(A_b) x, x [n, k] (x_batched = 0, shared) or [B, n, k]. Backward, first
     order: one sla_spmv_vjp call gives dx = op(A)ᵀ g and dvalues (pattern-restricted outer
@@ -276,6 +306,7 @@ class SpMV(Function):
         return dv, dx
 
 
+@materializes_views
 class PatternOuter(Function):
     """dvalues [batch, nnz] = Σ_j u[b][r_s][j]·v[b][c_s][j] on the pattern (the primitive of
     every adjoint; sla_pattern_outer_add). Backward for a cotangent G [batch, nnz] (read as the
@@ -313,6 +344,7 @@ class PatternOuter(Function):
 # ------------------------------------------------------------------------------------------------
 # Norm and dense conversion
 # ------------------------------------------------------------------------------------------------
+@materializes_views
 class FroNorm(Function):
     """‖A_b‖_F [B] (sla_matrix_norm 'F'); backward g·a/‖A‖ (zero where ‖A‖ = 0), in torch
     operations on the saved output (so differentiable again)."""
@@ -341,6 +373,7 @@ def matrix_norm(pattern, values, which):
     return torch.tensor(list(norms), dtype=real_dtype(values.dtype))
 
 
+@materializes_views
 class ToDense(Function):
     """Dense [B, m, n] (sla_matrix_to_dense); backward: the dense gradient read at the
     pattern's entries (torch indexing, differentiable again)."""

@@ -6,6 +6,7 @@ from ._capi import SLA_OP_N, SLA_OP_T
 from ._solver import Options, Solver
 
 
+@F.materializes_views
 class _FactorSolve(torch.autograd.Function):
     """x = A⁻¹ b on a held factorization; backward: ∂b = A⁻ᵀ g on the same factors (the
     matrix values are fixed at factorization time: no gradient for them)."""

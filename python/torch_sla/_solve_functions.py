@@ -21,7 +21,7 @@ import torch
 from torch.autograd import Function
 
 from ._capi import SLA_OP_N, SLA_OP_T, SolveInfoC, check, lib
-from ._functions import (DTYPE_CODE, SolveConfig, differentiable, other, outer,
+from ._functions import (DTYPE_CODE, SolveConfig, differentiable, materializes_views, other, outer,
                          PatternOuter, refuse_complex_graph, spmv)
 from ._solver import acquire
 
@@ -98,6 +98,7 @@ def _hold(ctx, solver, pin, ninputs):
     ctx.pin = _keep_pin(ctx, solver, pin, ninputs)
 
 
+@materializes_views
 class Solve(Function):
     """X [B, n, k] = A_b⁻¹ B_b (B [B, m, k]; m ≠ n only for least squares, method lsqr). The
     solver comes from the refactor cache (see _solver.py) and is saved for the backward."""
@@ -121,6 +122,7 @@ class Solve(Function):
         return solve_backward(ctx, g) + (None, None, None)
 
 
+@materializes_views
 class SolveOn(Function):
     """X = op(A)⁻¹ B (op(A)⁺ B for lsqr) on a given solver whose factors are those of `values`
     at `generation` (refactored back otherwise): the solves of differentiable backward passes.
@@ -216,6 +218,7 @@ def _lstsq_graph(ctx, values, b, x, g, need_v):
 # ------------------------------------------------------------------------------------------------
 # log|det A|
 # ------------------------------------------------------------------------------------------------
+@materializes_views
 class Slogdet(Function):
     """(log|det A_b| [B], sign [B]) from a direct factorization (sla_solver_logdet). Backward,
     first order: sla_solver_logdet_grad (entries of A⁻ᵀ on the pattern, from the factors);
@@ -264,6 +267,7 @@ class Slogdet(Function):
         return dv, None, None
 
 
+@materializes_views
 class InverseEntries(Function):
     """Z [B, nnz], Z_s = (A_b⁻ᵀ)[r_s, c_s] on the pattern (sla_solver_logdet_grad with g = 1:
     selected entries of the inverse from the factors), for a direct solver holding `values`.

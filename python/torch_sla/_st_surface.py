@@ -12,7 +12,7 @@ import numbers
 
 import torch
 
-from ._args import as_int, batch_index
+from ._args import as_int, as_real, batch_index
 
 
 def _is_scalar(x):
@@ -131,16 +131,23 @@ class SurfaceMixin:
         return self._map(lambda v: v.clamp(min=min, max=max))
 
     def conj(self):
-        """Complex conjugate: the matrix itself (libsla's dtypes are real)."""
-        return self
+        """Complex conjugate (differentiable); the matrix itself for real values."""
+        if not self.values.is_complex():
+            return self
+        return self.with_values(self.values.conj().resolve_conj())
 
     def H(self):
-        """Conjugate transpose: T() for real matrices."""
-        return self.T()
+        """Conjugate transpose Aᴴ: T() for real matrices."""
+        return self.T().conj()
 
     def is_hermitian(self, atol=1e-8, rtol=1e-5, force_recompute=False):
-        """is_symmetric (the values are real)."""
-        return self.is_symmetric(atol=atol, rtol=rtol, force_recompute=force_recompute)
+        """A = Aᴴ per matrix, |a_ij − conj(a_ji)| ≤ atol + rtol·max(|a_ij|, |a_ji|) (libsla's
+        sla_matrix_is_hermitian; a diagonal entry needs |Im a_ii| within it); is_symmetric for
+        real values. A bool tensor [] or [*batch]."""
+        if not self.values.is_complex():
+            return self.is_symmetric(atol=atol, rtol=rtol, force_recompute=force_recompute)
+        return self._is_symmetric(as_real(atol, "atol", minimum=0),
+                                  as_real(rtol, "rtol", minimum=0), hermitian=True)
 
     # --- reductions (torch-sla's definitions) -------------------------------------------------
     def _axes(self, axis):
@@ -281,9 +288,13 @@ class SurfaceMixin:
         rows = self._pattern.csr_rows()
         cols = self._pattern.csr_cols()
         on = rows == cols
-        diag = v.new_zeros(B, M).index_add(1, rows[on], v[:, on])
-        off = v.new_zeros(B, M).index_add(1, rows[~on], v[:, ~on].abs())
+        # complex: Re a_ii against the moduli, and only for a Hermitian matrix (positive
+        # definite means zᴴAz > 0 for every z, which needs A = Aᴴ)
+        diag = v.real.new_zeros(B, M).index_add(1, rows[on], v[:, on].real)
+        off = v.real.new_zeros(B, M).index_add(1, rows[~on], v[:, ~on].abs())
         ok = ((diag > off) & (diag > 0)).all(dim=1) if M else torch.ones(B, dtype=torch.bool)
+        if v.is_complex():
+            ok &= self.is_hermitian().reshape(-1)
         return self._unflatten(ok, ())
 
     def is_positive_definite(self, method="gershgorin", force_recompute=False):
@@ -299,7 +310,7 @@ class SurfaceMixin:
                                                dtype=torch.bool), ())
         if method == "gershgorin":
             return self._gershgorin_pd()
-        sym = self.is_symmetric().reshape(-1)
+        sym = (self.is_hermitian() if self.values.is_complex() else self.is_symmetric()).reshape(-1)
         out = []
         for i in range(sym.numel()):
             A = self[i] if self.is_batched else self
@@ -313,14 +324,18 @@ class SurfaceMixin:
         return self._unflatten(torch.tensor(out, dtype=torch.bool), ())
 
     def detect_matrix_type(self):
-        """'spd', 'symmetric' or 'general' (torch-sla's labels; Gershgorin for 'spd')."""
+        """'spd', 'symmetric' or 'general' (torch-sla's labels; Gershgorin for 'spd'; complex:
+        'spd' Hermitian positive definite, 'symmetric' complex symmetric)."""
         if self.is_batched:
             raise ValueError("detect_matrix_type() needs an unbatched SparseTensor")
         if self.nnz == 0 or not self.is_square:
             return "general"
-        if bool(self.is_symmetric()):
-            return "spd" if bool(self.is_positive_definite()) else "symmetric"
-        return "general"
+        sym = bool(self.is_symmetric())
+        # complex: 'spd' is Hermitian positive definite (the Gershgorin test checks A = Aᴴ),
+        # 'symmetric' is complex symmetric Aᵀ = A
+        if (sym or self.values.is_complex()) and bool(self.is_positive_definite()):
+            return "spd"
+        return "symmetric" if sym else "general"
 
     def __getitem__(self, index):
         """A[i]: batch element i (an int of the flattened batch, or a tuple with one int per

@@ -70,12 +70,14 @@ def _check_int32_columns(col, N):
 
 
 def _check_dense(x, dtype, what):
+    """x checked (a CPU tensor of the matrix's dtype), its lazy conj/neg bits applied."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{what} must be a torch.Tensor, got {type(x).__name__}")
     _check_cpu(x, what)
     if x.dtype != dtype:
         raise TypeError(f"{what} has dtype {x.dtype} but the matrix has {dtype}; convert one "
                         f"of them (e.g. x.to({dtype}))")
+    return F.materialize(x)
 
 
 class SparseTensor(SurfaceMixin, SpectralMixin):
@@ -129,7 +131,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             raise ValueError(f"values has shape {shape_str(values.shape)}; for shape "
                              f"{shape_str(shape)} with {nnz} entries it must be "
                              f"{shape_str(expect)}")
-        self.values = values
+        self.values = F.materialize(values)      # C reads memory: no lazy conj/neg bit
         self._row, self._col, self._coo = row, col, _coo
         self._nnz = nnz
         self._shape = shape
@@ -508,8 +510,9 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         self._sym_cache = (key, out)
         return out
 
-    def _is_symmetric(self, atol, rtol):
+    def _is_symmetric(self, atol, rtol, hermitian=False):
         import ctypes
+        test = lib.sla_matrix_is_hermitian if hermitian else lib.sla_matrix_is_symmetric
         vals = self._csr().detach()
         out = []
         esize = vals.element_size() * vals.shape[1]
@@ -517,8 +520,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
             A = Matrix(self._pattern.ptr, F.DTYPE_CODE[vals.dtype], 1,
                          vals.data_ptr() + b * esize)
             flag = ctypes.c_int()
-            check(lib.sla_matrix_is_symmetric(ctypes.byref(A), rtol, atol,
-                                              ctypes.byref(flag)))
+            check(test(ctypes.byref(A), rtol, atol, ctypes.byref(flag)))
             out.append(bool(flag.value))
         return self._unflatten(torch.tensor(out, dtype=torch.bool), ())
 
@@ -563,7 +565,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         [*batch, M, K]; x [N] or [N, K] is shared by every matrix of the batch."""
         if isinstance(x, SparseTensor):
             return self._spgemm(x)
-        _check_dense(x, self.dtype, "x")
+        x = _check_dense(x, self.dtype, "x")
         M, N = self.sparse_shape
         if not self.is_batched:
             if x.dim() == 0 or x.shape[-1 if x.dim() == 1 else -2] != N:
@@ -611,7 +613,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
         """x @ A. Unbatched A: x [..., M] → [..., N] (each row times A).
         Batched A: x [*batch, M] → [*batch, N]; x [*batch, K, M] → [*batch, K, N];
         x [M] or [K, M] is shared by every matrix of the batch."""
-        _check_dense(x, self.dtype, "x")
+        x = _check_dense(x, self.dtype, "x")
         M, N = self.sparse_shape
         if not self.is_batched:
             if x.dim() == 0 or x.shape[-1] != M:
@@ -653,7 +655,7 @@ class SparseTensor(SurfaceMixin, SpectralMixin):
     # ------------------------------------------------------------------------------------------
     def _rhs(self, b):
         """b → ([B or 1, M, K] tensor, output shape of x): b has A's M rows, x its N columns."""
-        _check_dense(b, self.dtype, "b")
+        b = _check_dense(b, self.dtype, "b")
         M, N = self.sparse_shape
         bs = tuple(b.shape)
         if not self.is_batched:

@@ -3,8 +3,8 @@
 
 /* |a_ij − m(a_ji)| ≤ atol + rtol·max(|a_ij|, |a_ji|) with m the identity (symmetric) or conj
  * (herm = 1: Hermitian, a no-op for real dtypes), a missing mirror counting as 0; equal values
- * match, also when they are infinite, and NaN matches NaN (a diagonal entry is its own mirror,
- * and inf − inf = NaN would fail the test). */
+ * match, also when they are infinite, and NaN matches NaN, part by part (a diagonal entry is its
+ * own mirror, and inf − inf = NaN would fail the test); a non-finite value matches nothing else. */
 static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t batch,
                             const ENTRY *v, double rtol, double atol, int herm)
 {
@@ -26,9 +26,15 @@ static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t b
                 if (cs <= cq) x = a[s++];
                 if (cq <= cs) y = a[perm[q++]];
                 if (herm) y = CONJ(y);
-                if (x == y || (isnan(RE(x)) && isnan(RE(y))) || (isnan(IM(x)) && isnan(IM(y))))
+                /* equal part by part, NaN matching NaN (a NaN real part must not hide
+                 * differing imaginary parts) */
+                if ((RE(x) == RE(y) || (isnan(RE(x)) && isnan(RE(y)))) &&
+                    (IM(x) == IM(y) || (isnan(IM(x)) && isnan(IM(y)))))
                     continue;
-                if (!((double)ABS(x - y) <= atol + rtol * fmax(ABS(x), ABS(y)))) sym = 0;
+                /* a non-finite value matches only itself: |inf − 1| ≤ rtol·inf would pass */
+                if (!isfinite((double)ABS(x)) || !isfinite((double)ABS(y)) ||
+                    !((double)ABS(x - y) <= atol + rtol * fmax(ABS(x), ABS(y))))
+                    sym = 0;
             }
         }
     }

@@ -498,7 +498,8 @@ int eig_hermitian_native_applies(const sla_matrix *A, int64_t k, const sla_eigsh
         sla_clear_error();
         return 0;
     }
-    return 1;
+    /* defaults computed is not enough: clipped to n they may not fit (n = 1, 2) */
+    return eig_sizes_fit(n, k, &sz, SLA_EIGSH_LANCZOS);
 }
 
 /* One run (iteration and final Rayleigh–Ritz) from v0 (or random); *nc: pairs whose true

@@ -482,6 +482,57 @@ static void properties(void **state)
     sla_pattern_free(&p);
 }
 
+/* re + i·im also when im is infinite or NaN (re + I*im would mix them: inf·I = NaN + inf·i) */
+static zc cz(double re, double im)
+{
+    double v[2] = {re, im};
+    zc z;
+    memcpy(&z, v, sizeof z);
+    return z;
+}
+
+/* Symmetry and Hermitian tests with non-finite values: a NaN or inf matches only the same
+ * value in each of the real and imaginary parts (|inf − 1| ≤ rtol·inf must not pass, and a
+ * NaN real part must not hide differing imaginary parts). */
+static void properties_nonfinite(void **state)
+{
+    (void)state;
+    int64_t r[4] = {0, 0, 1, 1}, c[4] = {0, 1, 0, 1};
+    sla_pattern *p;
+    TU_OK(sla_pattern_from_coo(2, 2, 4, r, c, &p));
+    const double inf = INFINITY, nan = NAN;
+    struct { zc a01, a10, d0; int sym, herm; } cases[] = {
+        {cz(nan, 1), cz(nan, 5), 1, 0, 0},      /* imaginary parts differ */
+        {cz(nan, 1), cz(nan, -1), 1, 0, 1},     /* conj of each other */
+        {cz(nan, 1), cz(nan, 1), 1, 1, 0},
+        {cz(inf, 1), cz(1, 5), 1, 0, 0},        /* inf against a finite value */
+        {cz(1, inf), cz(1, -inf), 1, 0, 1},
+        {cz(1, 0), cz(1, 0), cz(nan, 2), 1, 0}, /* diagonal nan + 2i: not Hermitian */
+        {cz(1, 0), cz(1, 0), cz(3, inf), 1, 0}, /* diagonal 3 + inf·i: not Hermitian */
+        {cz(1, 0), cz(1, 0), cz(inf, 0), 1, 1}, /* a real inf matches itself */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        zc v[4] = {cases[k].d0, cases[k].a01, cases[k].a10, 2};
+        sla_matrix M = sla_matrix_view(p, SLA_COMPLEX128, 1, v);
+        for (int q = 0; q < 2; q++) {
+            int sym = -1, herm = -1;
+            double rtol = q ? 1e-10 : 0;
+            TU_OK(sla_matrix_is_symmetric(&M, rtol, 0, &sym));
+            TU_OK(sla_matrix_is_hermitian(&M, rtol, 0, &herm));
+            if (sym != cases[k].sym || herm != cases[k].herm)
+                fail_msg("case %zu rtol %g: symmetric %d (expected %d), Hermitian %d (expected %d)",
+                         k, rtol, sym, cases[k].sym, herm, cases[k].herm);
+        }
+    }
+    /* real: [[1, inf], [1, 1]] is not symmetric for any rtol */
+    double rv[4] = {1, inf, 1, 1};
+    sla_matrix R = sla_matrix_view(p, SLA_FLOAT64, 1, rv);
+    int sym = -1;
+    TU_OK(sla_matrix_is_symmetric(&R, 1e-8, 0, &sym));
+    assert_int_equal(sym, 0);
+    sla_pattern_free(&p);
+}
+
 /* Matrix Market: complex general and Hermitian files written and read back bit for bit; a
  * real file read as complex; the shared complex file young1c solved by LU to a small residual */
 static void matrix_market(void **state)
@@ -856,6 +907,7 @@ int main(void)
         cmocka_unit_test(logdet_phase_grad),
         cmocka_unit_test(real_as_complex),
         cmocka_unit_test(properties),
+        cmocka_unit_test(properties_nonfinite),
         cmocka_unit_test(matrix_market),
         cmocka_unit_test(krylov_vs_lu),
         cmocka_unit_test(cholesky_hermitian),

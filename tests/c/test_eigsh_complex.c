@@ -716,6 +716,49 @@ static void allocation_failures(void **state)
     sla_pattern_free(&pm);
 }
 
+/* Explicit method lanczos on n = 1 … 6 (SA, LA, σ, k = 1, 2): the native path was taken
+ * whenever the default sizes could be computed, even when they did not fit (ncv < k + block):
+ * n = 1 asked for 2⁶⁴ − 1 doubles, n = 2 wrote past its basis (heap corruption). Each call now
+ * answers correctly or refuses with SLA_EINVAL naming the sizes. */
+static void lanczos_tiny(void **state)
+{
+    (void)state;
+    for (int64_t n = 1; n <= 6; n++) {
+        sla_pattern *p;
+        zc *a;
+        hermitian_matrix(n, 100 + (uint64_t)n, 1.0, &p, &a);
+        sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+        double w[6], lam[2];
+        dense_eigs(p, a, NULL, NULL, w);
+        zc V[12];
+        for (int64_t k = 1; k <= 2 && k <= n; k++)
+            for (int c = 0; c < 3; c++) {
+                sla_eigsh_options o;
+                sla_eigsh_options_init(&o);
+                o.method = SLA_EIGSH_LANCZOS;
+                o.which = c == 1 ? SLA_EIGSH_LA : c == 2 ? SLA_EIGSH_LM : SLA_EIGSH_SA;
+                if (c == 2) o.sigma = w[0] - 0.5;       /* below the spectrum: the k lowest */
+                sla_status st = sla_eigsh(&A, k, &o, lam, V, NULL);
+                if (st == SLA_EINVAL) {
+                    if (!strstr(sla_last_error(), "too large"))
+                        fail_msg("n %lld k %lld case %d: %s", (long long)n, (long long)k, c,
+                                 sla_last_error());
+                    continue;
+                }
+                if (st != SLA_OK)
+                    fail_msg("n %lld k %lld case %d: status %d: %s", (long long)n, (long long)k,
+                             c, (int)st, sla_last_error());
+                for (int64_t j = 0; j < k; j++) {
+                    double ref = c == 1 ? w[n - k + j] : w[j];
+                    assert_true(fabs(lam[j] - ref) <= 1e-10 * (1 + fabs(ref)));
+                }
+                check_pairs(&A, NULL, k, lam, V, 1e-9);
+            }
+        free(a);
+        sla_pattern_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +774,7 @@ int main(void)
         cmocka_unit_test(native_magnetic),
         cmocka_unit_test(native_multiplicity),
         cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(lanczos_tiny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,3 +113,26 @@ def test_young1c(tmp_path):
     j = run_json("logdet", f)
     assert math.isclose(j["logabsdet"], lad, rel_tol=1e-11) and abs(complex(*j["sign"]) - sgn) < 1e-9
     assert "not Hermitian" in run_json("eigsh", f, "-k", "2", rc=2)["error"]
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(MATRICES, "young1c.mtx")), reason="no young1c")
+def test_file_size_limit_with_default_sigxfsz(tmp_path):
+    """Under `ulimit -f` a shell leaves SIGXFSZ at its default action, which killed sla in the
+    middle of a write (exit 153) and left its temporary file (.OUT.sla-XXXX) behind. A write
+    past the limit is a failed write: exit 3, the old OUT kept, nothing else left."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    src = os.path.join(MATRICES, "young1c.mtx")
+    for cmd in (["convert", src, "OUT.mtx"], ["convert", src, "OUT.safetensors"],
+                ["convert", src, "OUT.cua"], ["solve", src, "-o", "OUT.mtx"]):
+        out = tmp_path / cmd[-1]
+        out.write_text("old contents\n")
+        p = subprocess.run([CLI, *cmd[:-1], str(out)], capture_output=True, text=True,
+                           preexec_fn=limit, timeout=600)
+        assert p.returncode == 3, (cmd, p.returncode, p.stderr)
+        assert "File too large" in p.stderr, p.stderr
+        assert out.read_text() == "old contents\n"
+        assert sorted(os.listdir(tmp_path)) == [out.name], os.listdir(tmp_path)
+        out.unlink()

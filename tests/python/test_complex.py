@@ -410,3 +410,82 @@ def test_lsqr_complex(m, n):
     (w.conj() * (torch.linalg.pinv(Dv) @ b2)).real.sum().backward()
     assert (v.grad - v2.grad).abs().max() < 1e-9 * v2.grad.abs().max()
     assert (bb.grad - b2.grad).abs().max() < 1e-9 * b2.grad.abs().max()
+
+
+def test_conj_H_hermitian_predicates():
+    """conj(), H(), is_hermitian() and is_positive_definite() on complex values: the complex
+    conjugate and Aᴴ against dense torch, A = Aᴴ tested with conjugation (a Hermitian matrix is
+    not complex symmetric and the other way round), HPD found by every method."""
+    n = 6
+    row, col, vals, D = random_complex(n, seed=3, density=0.5)
+    Hd = D + D.conj().mT + 4 * n * torch.eye(n, dtype=c128)     # Hermitian, diagonally dominant
+    Sd = D + D.mT + 4 * n * torch.eye(n, dtype=c128)            # complex symmetric
+    mask = (Hd != 0) | (Sd != 0)
+    r, c = mask.nonzero().t()
+    Hs = SparseTensor(Hd[r, c].clone(), r, c, (n, n))
+    Ss = SparseTensor(Sd[r, c].clone(), r, c, (n, n))
+    assert torch.equal(Hs.conj().to_dense(), Hd.conj())
+    assert torch.equal(Hs.H().to_dense(), Hd.conj().mT)
+    assert torch.equal(Ss.H().to_dense(), Sd.conj().mT)
+    assert bool(Hs.is_hermitian()) and not bool(Hs.is_symmetric())
+    assert bool(Ss.is_symmetric()) and not bool(Ss.is_hermitian())
+    for method in ("gershgorin", "cholesky", "eigenvalue"):
+        assert bool(Hs.is_positive_definite(method=method)), method
+        assert not bool(Ss.is_positive_definite(method=method)), method
+        assert not bool(SparseTensor(-Hd[r, c], r, c, (n, n)).is_positive_definite(method=method))
+    assert Hs.detect_matrix_type() == "spd"
+    assert Ss.detect_matrix_type() == "symmetric"
+    # conj is differentiable: L = Re Σ w·conj(v) = Σ (Re w·Re v + Im w·Im v), torch's gradient w
+    v = Hd[r, c].clone().requires_grad_()
+    w = crandn(r.numel(), seed=5)
+    (SparseTensor(v, r, c, (n, n)).conj().values * w).real.sum().backward()
+    assert torch.allclose(v.grad, w, rtol=0, atol=1e-15)
+
+
+def test_lazy_conj_and_neg_views():
+    """torch keeps x.conj() (and autograd's ConjBackward cotangents, and torch._neg_view) as a
+    bit on the tensor, not in memory: handing data_ptr() to C read the unconjugated values, so
+    A @ x.conj(), A.solve(b.conj()), SparseTensor(v.conj(), ...) and the gradient of any loss
+    through .conj() were wrong without an error. Every result and gradient against dense torch."""
+    n = 7
+    row, col, vals, _ = random_complex(n, seed=11, density=0.4)
+    b0, w = crandn(n, seed=12), crandn(n, seed=13)
+    B0 = crandn(n, 3, seed=14)
+
+    def dense(v):
+        return torch.zeros(n, n, dtype=c128).index_put((row, col), v)
+
+    cases = {
+        "matvec of conj": (lambda A, v, b: A @ b.conj(), lambda D, v, b: D @ b.conj()),
+        "matvec of neg view": (lambda A, v, b: A @ torch._neg_view(b),
+                               lambda D, v, b: D @ (-b)),
+        "matmat of conj": (lambda A, v, b: A @ (B0.conj() * b[0]),
+                           lambda D, v, b: D @ (B0.conj() * b[0])),
+        "x @ A of conj": (lambda A, v, b: b.conj() @ A, lambda D, v, b: b.conj() @ D),
+        "solve of conj": (lambda A, v, b: A.solve(b.conj()),
+                          lambda D, v, b: torch.linalg.solve(D, b.conj())),
+        "conj of solve": (lambda A, v, b: A.solve(b).conj(),
+                          lambda D, v, b: torch.linalg.solve(D, b).conj()),
+        "conj of matvec": (lambda A, v, b: (A @ b).conj(), lambda D, v, b: (D @ b).conj()),
+        "conj values": (lambda A, v, b: SparseTensor(v.conj(), row, col, (n, n)) @ b,
+                        lambda D, v, b: D.conj() @ b),
+        "conj values solve": (lambda A, v, b: SparseTensor(v.conj(), row, col, (n, n)).solve(b),
+                              lambda D, v, b: torch.linalg.solve(D.conj(), b)),
+        "conj values logdet": (lambda A, v, b: SparseTensor(v.conj(), row, col, (n, n)).logdet()
+                               + 0 * b.sum(), lambda D, v, b: torch.logdet(D.conj()) + 0 * b.sum()),
+        "conj of logdet": (lambda A, v, b: A.logdet().conj() * (1 + 2j) + 0 * b.sum(),
+                           lambda D, v, b: torch.logdet(D).conj() * (1 + 2j) + 0 * b.sum()),
+    }
+    for name, (fs, fd) in cases.items():
+        out = []
+        for f, mk in ((fs, lambda v: SparseTensor(v, row, col, (n, n))), (fd, dense)):
+            v = vals.clone().requires_grad_()
+            b = b0.clone().requires_grad_()
+            y = f(mk(v), v, b)
+            loss = (y * (w if y.dim() == 1 and y.numel() == n else 1)).real.sum()
+            loss.backward()
+            out.append((y.detach().resolve_conj(), v.grad, b.grad))
+        (ys, gvs, gbs), (yd, gvd, gbd) = out
+        assert torch.allclose(ys, yd, rtol=1e-12, atol=1e-12), name
+        assert torch.allclose(gvs, gvd, rtol=1e-10, atol=1e-12), name
+        assert torch.allclose(gbs, gbd, rtol=1e-10, atol=1e-12), name

@@ -1,4 +1,5 @@
 /* sla: command-line tool for Matrix Market (and Rutherford–Boeing, safetensors) files. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
@@ -22,6 +23,9 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+    /* a write past RLIMIT_FSIZE (`ulimit -f`) is then EFBIG, a failed write (exit 3, the old
+     * OUT kept, the temporary file removed), instead of SIGXFSZ killing sla mid-write */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

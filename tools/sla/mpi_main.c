@@ -1,4 +1,5 @@
 /* sla-mpi: the sla tool under MPI. The serial `sla` is a separate executable without MPI. */
+#include <signal.h>
 #include <string.h>
 
 #include "mpi_cli.h"
@@ -51,6 +52,9 @@ static int dispatch(int argc, char **argv, int rank)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    /* a write past RLIMIT_FSIZE (`ulimit -f`) is then EFBIG, a failed write (exit 3, the old
+     * OUT kept, the temporary file removed), instead of SIGXFSZ killing sla mid-write */
+    signal(SIGXFSZ, SIG_IGN);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     cli_set_quiet(rank != 0);
