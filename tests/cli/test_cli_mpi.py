@@ -280,7 +280,7 @@ def test_bad_inputs_give_serial_exit_codes(tmp_path, poisson, np_):
         p = mpi(np_, *args)
         assert p.returncode == want, (args, p.returncode, p.stderr)
         if want != 1:
-            lines = [l for l in p.stderr.splitlines() if l.startswith("sla ")]
+            lines = [l for l in p.stderr.splitlines() if l.startswith("sla-mpi ")]
             assert len(lines) == 1, (args, p.stderr)
             if text:
                 assert text in lines[0], (args, lines)
@@ -377,10 +377,10 @@ def test_eigsh_text_once_and_exit_codes(tmp_path):
                        (["-k", "2", "--precond", "ilu0"], "--precond")]:
         p = mpi(2, "eigsh", path, *args)
         assert p.returncode == 2, (args, p.stderr)
-        lines = [l for l in p.stderr.splitlines() if l.startswith("sla ")]
+        lines = [l for l in p.stderr.splitlines() if l.startswith("sla-mpi ")]
         assert len(lines) == 1 and text in lines[0], (args, p.stderr)
     p = mpi(2, "eigsh", str(tmp_path / "missing.mtx"), "-k", "2")
     assert p.returncode == 2 and "cannot open" in p.stderr
     # k above LOBPCG's N/3: the library's refusal, agreed, exit 2
     p = mpi(2, "eigsh", path, "-k", "400")
-    assert p.returncode == 2 and p.stderr.count("sla ") == 1
+    assert p.returncode == 2 and p.stderr.count("sla-mpi eigsh:") == 1

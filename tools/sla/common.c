@@ -55,8 +55,9 @@ void cli_begin(int argc, char **argv)
 /* One error: the line on stderr, and the JSON object on stdout under --json. */
 static int report_error(const char *cmd, int exit_code, const char *status, const char *msg)
 {
-    char full[1400];                   /* "sla CMD: msg", or "sla: msg" outside a command */
-    snprintf(full, sizeof full, "sla%s%s: %s", *cmd ? " " : "", cmd, msg);
+    char full[1400];                   /* "sla CMD: msg", or "sla: msg" outside a command (the
+                                        * program's name: sla-mpi for the MPI tool) */
+    snprintf(full, sizeof full, "%s%s%s: %s", program, *cmd ? " " : "", cmd, msg);
     if (quiet) return exit_code;
     fprintf(stderr, "%s\n", full);
     if (json_errors) {
@@ -168,7 +169,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 void cli_warn(const char *cmd, const char *fmt, ...)
 {
     if (quiet) return;
-    fprintf(stderr, "sla %s: warning: ", cmd);
+    fprintf(stderr, "%s %s: warning: ", program, cmd);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -228,8 +229,8 @@ int cli_load(const char *cmd, const char *path, int need_real, cli_matrix *m)
     } else if (st == SLA_OK && m->coo->field == SLA_MM_COMPLEX && need_real) {
         cli_matrix_free(m);
         return cli_error(cmd, EXIT_USAGE, sla_status_string(SLA_EDTYPE), "%s: the matrix is "
-                         "complex; complex matrices are read but not supported by 'sla %s' yet",
-                         path, cmd);
+                         "complex; complex matrices are read but not supported by '%s %s' yet",
+                         path, program, cmd);
     }
     if (st == SLA_OK && !m->pattern && m->coo->field != SLA_MM_COMPLEX)
         st = sla_coo_to_matrix(m->coo, SLA_FLOAT64, &m->pattern, (void **)&m->values);
