@@ -96,7 +96,12 @@ class SpectralMixin:
 
 
     def _gram(self):
-        """(G, tall): G = AᵀA if N ≤ M (tall), else AAᵀ."""
+        """(G, tall): G = AᵀA if N ≤ M (tall), else AAᵀ. Complex A is refused here, by name:
+        its Gram matrix AᴴA needs a complex sparse product, which libsla does not have."""
+        if self.values.is_complex():
+            raise TypeError("svd / svds / norm(2) / cond of a complex SparseTensor: not "
+                            "supported (the Gram matrix AᴴA would need a complex SpGEMM, which "
+                            "libsla does not have); use eigsh for a Hermitian A")
         M, N = self.sparse_shape
         tall = N <= M
         return (self.T() @ self if tall else self @ self.T()), tall
@@ -141,7 +146,9 @@ class SpectralMixin:
         """‖A‖₂ = σmax (any shape; eigsh LM for symmetric matrices, the Gram matrix else)."""
         if self._shape[-1] == 0 or self._shape[-2] == 0 or self.values.numel() == 0:
             return self.values.new_zeros(tuple(self.batch_shape))
-        if self.is_square and bool(self.is_symmetric(atol=0.0, rtol=1e-10).all()):
+        # Hermitian (real: symmetric) A: ‖A‖₂ = max |λ|; complex non-Hermitian A is refused
+        # by _gram
+        if self.is_square and bool(self.is_hermitian(atol=0.0, rtol=1e-10).all()):
             lam, _ = self.eigsh(k=1, which="LM")
             return lam[..., 0].abs()
         return self._sigma_extreme("LA")

@@ -489,3 +489,19 @@ def test_lazy_conj_and_neg_views():
         assert torch.allclose(ys, yd, rtol=1e-12, atol=1e-12), name
         assert torch.allclose(gvs, gvd, rtol=1e-10, atol=1e-12), name
         assert torch.allclose(gbs, gbd, rtol=1e-10, atol=1e-12), name
+
+
+def test_spectral_norm_and_svd_complex():
+    """‖A‖₂ of a complex Hermitian A is max |λ| (against torch.linalg.matrix_norm); svd and
+    ‖A‖₂ of a complex non-Hermitian A are refused by name (no complex Gram product), not by a
+    message from the SpGEMM they would need."""
+    r, c = torch.tensor([0, 1, 1, 0, 2]), torch.tensor([0, 1, 0, 1, 2])
+    herm = torch.tensor([2, 3, 1 - 1j, 1 + 1j, -5.5], dtype=torch.complex128)
+    A = torch_sla.SparseTensor(herm, r, c, (3, 3))
+    want = torch.linalg.matrix_norm(A.to_dense(), 2)
+    assert abs(float(A.norm(2)) - float(want)) <= 1e-12 * float(want)
+    gen = torch.tensor([2, 3, 1 - 1j, 2 + 1j, 5], dtype=torch.complex128)
+    B = torch_sla.SparseTensor(gen, r, c, (3, 3))
+    for call in (lambda: B.norm(2), lambda: B.svd(1), lambda: B.condition_number()):
+        with pytest.raises(TypeError, match="complex SparseTensor"):
+            call()
