@@ -6,7 +6,9 @@ SciPy's spsolve (SuperLU) on the same CSR matrix, in the same run; the residuals
 One JSON object; ratio = SciPy time / torch_sla time (median of the repeats of wall time), and
 cpu_ratio the same for process CPU time (time.process_time: every thread of this process, not
 polluted by other jobs on a shared machine; every solver here runs in this process). loadavg_start
-and loadavg_end (os.getloadavg, 1-minute) say how loaded the machine was.
+and loadavg_end (os.getloadavg, 1-minute) say how loaded the machine was. OpenBLAS's worker
+threads spin while they wait, so with more than one the CPU time counts the spinning: run with
+OPENBLAS_NUM_THREADS=1 for a single-core comparison (recorded as openblas_num_threads).
 With --krylov RTOL: also the Krylov methods to that relative residual, in the same run: ours
 COCG + ILU(0) (complex symmetric A: the incomplete LDLᵀ without conjugation) and GMRES(50) +
 ILU(0), against scipy.sparse.linalg.gmres(restart 50, rtol RTOL, unpreconditioned: SciPy has no
@@ -74,6 +76,7 @@ def main():
     out = {
         "benchmark": "helmholtz_complex", "n": n, "nnz": int(S.nnz), "waves": args.waves,
         "threads": torch.get_num_threads(), "repeats": args.repeats,
+        "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
         "torch_sla_lu_s": t_sla, "scipy_spsolve_s": t_scipy, "ratio": t_scipy / t_sla,
         "torch_sla_lu_cpu_s": c_sla, "scipy_spsolve_cpu_s": c_scipy, "cpu_ratio": c_scipy / c_sla,
         "torch_sla_relative_residual": res(x.numpy()),
