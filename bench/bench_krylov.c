@@ -12,7 +12,9 @@
  *                  solve_vjp) with maxiter 100, 1000, 10000 and rtol 0 (all iterations run), CG +
  *                  Jacobi and GMRES(30), each case in its own process (this program re-executed
  *                  with --rss), run first while the parent is small
- * Usage: bench_krylov [--quick] [--rss METHOD MAXITER]
+ *   --cg-jacobi    only CG + Jacobi on the two problems: one JSON line per problem with n,
+ *                  iterations, solve_s, ms_per_iteration (bench/krylov_torch.py's C side)
+ * Usage: bench_krylov [--quick] [--rss METHOD MAXITER] [--cg-jacobi]
  */
 #include <math.h>
 #include <omp.h>
@@ -269,9 +271,32 @@ static void rss_case(const char *self, const char *method, int64_t maxiter, int 
     printf("      %s%s\n", buf[0] ? buf : "null", last ? "" : ",");
 }
 
+/* --cg-jacobi: the CG + Jacobi run of problem() alone, on 2D 1000² and 3D 100³ */
+static int cg_jacobi_only(void)
+{
+    const int64_t dims[2][3] = {{1000, 1000, 1}, {100, 100, 100}};
+    for (int q = 0; q < 2; q++) {
+        sla_pattern *p;
+        double *v;
+        poisson(dims[q][0], dims[q][1], dims[q][2], &p, &v);
+        sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 1, v);
+        run_result R = run(&A, SLA_METHOD_CG, SLA_PRECOND_JACOBI, 1e-8, 0);
+        printf("{\"problem\": \"%s\", \"n\": %lld, \"threads\": %d, \"converged\": %d, "
+               "\"iterations\": %lld, \"setup_s\": %.6f, \"solve_s\": %.6f, "
+               "\"ms_per_iteration\": %.5f}\n", q ? "poisson3d_100" : "poisson2d_1000",
+               (long long)sla_pattern_nrows(p), sla_get_num_threads(), R.ok,
+               (long long)R.iterations, R.setup_s, R.solve_s,
+               R.iterations ? 1e3 * R.solve_s / (double)R.iterations : 0.0);
+        sla_pattern_free(&p);
+        free(v);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--rss") == 0) return rss_child(argv[2], atoll(argv[3]));
+    if (argc == 2 && strcmp(argv[1], "--cg-jacobi") == 0) return cg_jacobi_only();
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     printf("{\n  \"benchmark\": \"krylov\",\n  \"threads\": %d,\n", sla_get_num_threads());
     /* first, while this process is still small: a child inherits the parent's RSS high-water

@@ -3,7 +3,12 @@ complex shift): one factor + solve of A x = b, complex128, by torch_sla (libsla'
 complex LU through A.solve, a fresh SparseTensor on new index tensors each repeat, so that
 nothing is cached: analysis + factorization + solve) against
 SciPy's spsolve (SuperLU) on the same CSR matrix, in the same run; the residuals of both.
-One JSON object; ratio = SciPy time / torch_sla time (median of the repeats).
+One JSON object; ratio = SciPy time / torch_sla time (median of the repeats of wall time), and
+cpu_ratio the same for process CPU time (time.process_time: every thread of this process, not
+polluted by other jobs on a shared machine; every solver here runs in this process). loadavg_start
+and loadavg_end (os.getloadavg, 1-minute) say how loaded the machine was. OpenBLAS's worker
+threads spin while they wait, so with more than one the CPU time counts the spinning: run with
+OPENBLAS_NUM_THREADS=1 for a single-core comparison (recorded as openblas_num_threads).
 With --krylov RTOL: also the Krylov methods to that relative residual, in the same run: ours
 COCG + ILU(0) (complex symmetric A: the incomplete LDLᵀ without conjugation) and GMRES(50) +
 ILU(0), against scipy.sparse.linalg.gmres(restart 50, rtol RTOL, unpreconditioned: SciPy has no
@@ -34,12 +39,14 @@ from helmholtz import setup  # noqa: E402
 
 
 def median_time(fn, repeats):
-    times, out = [], None
+    """(median wall s, median process CPU s, last result) over the repeats"""
+    times, cpus, out = [], [], None
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
+        cpus.append(time.process_time() - c0)
         times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+    return float(np.median(times)), float(np.median(cpus)), out
 
 
 def main():
@@ -61,46 +68,55 @@ def main():
 
     # fresh index and value tensors each repeat: a new pattern and a new solver (torch_sla's
     # refactor cache would otherwise keep the factors of the same values: a solve-only time)
-    t_sla, x = median_time(lambda: SparseTensor(vals.clone(), P["row"].clone(), P["col"].clone(),
+    load_start = os.getloadavg()[0]
+    t_sla, c_sla, x = median_time(lambda: SparseTensor(vals.clone(), P["row"].clone(), P["col"].clone(),
                                                 (n, n)).solve(b), args.repeats)
-    t_scipy, xs = median_time(lambda: spl.spsolve(S.tocsc(), bn), args.repeats)
+    t_scipy, c_scipy, xs = median_time(lambda: spl.spsolve(S.tocsc(), bn), args.repeats)
     res = lambda y: float(np.linalg.norm(S @ y - bn) / np.linalg.norm(bn))
     out = {
         "benchmark": "helmholtz_complex", "n": n, "nnz": int(S.nnz), "waves": args.waves,
         "threads": torch.get_num_threads(), "repeats": args.repeats,
+        "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
         "torch_sla_lu_s": t_sla, "scipy_spsolve_s": t_scipy, "ratio": t_scipy / t_sla,
+        "torch_sla_lu_cpu_s": c_sla, "scipy_spsolve_cpu_s": c_scipy, "cpu_ratio": c_scipy / c_sla,
         "torch_sla_relative_residual": res(x.numpy()),
         "scipy_relative_residual": res(xs), "libsla": torch_sla.__version__}
     ours, theirs = [t_sla], [t_scipy]
+    ours_cpu, theirs_cpu = [c_sla], [c_scipy]
     if args.krylov > 0:
         import warnings
         warnings.simplefilter("ignore")
         A = SparseTensor(vals.clone(), P["row"].clone(), P["col"].clone(), (n, n))
         for m in ("cocg", "gmres"):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             y = A.solve(b, method=m, preconditioner="ilu0", rtol=args.krylov, restart=50,
                         maxiter=20000)
-            t = time.perf_counter() - t0
+            c, t = time.process_time() - c0, time.perf_counter() - t0
             r = res(y.numpy())
             out[f"torch_sla_{m}_ilu0_s"] = t
+            out[f"torch_sla_{m}_ilu0_cpu_s"] = c
             out[f"torch_sla_{m}_ilu0_relative_residual"] = r
             if r <= 1.01 * args.krylov:
                 ours.append(t)
+                ours_cpu.append(c)
         it = [0]
 
         def count(_):
             it[0] += 1
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         yg, flag = spl.gmres(S, bn, tol=args.krylov, atol=0.0, restart=50,
                              maxiter=max(1, args.krylov_maxiter // 50), callback=count,
                              callback_type="pr_norm")
-        t = time.perf_counter() - t0
-        out.update({"scipy_gmres_s": t, "scipy_gmres_iterations": it[0],
+        c, t = time.process_time() - c0, time.perf_counter() - t0
+        out.update({"scipy_gmres_s": t, "scipy_gmres_cpu_s": c, "scipy_gmres_iterations": it[0],
                     "scipy_gmres_converged": flag == 0,
                     "scipy_gmres_relative_residual": res(yg)})
         if flag == 0:
             theirs.append(t)
+            theirs_cpu.append(c)
     out["best_ratio"] = min(theirs) / min(ours)
+    out["best_cpu_ratio"] = min(theirs_cpu) / min(ours_cpu)
+    out["loadavg_start"], out["loadavg_end"] = load_start, os.getloadavg()[0]
     text = json.dumps(out)
     print(text)
     if args.out:

@@ -58,7 +58,7 @@ def solve_sparse(A, b, *, backend="auto", method="auto", atol=None, maxiter=None
     sym, dd = _properties(A)
     t = _vocab.translate(backend, method, symmetric=sym if is_symmetric is None else
                          is_symmetric, spd=is_spd, diag_dominant=dd, matrix_type=matrix_type,
-                         preconditioner=preconditioner)
+                         preconditioner=preconditioner, complex_values=A.dtype.is_complex)
     want = return_info or verbose
     out = A._solve_libsla(b, method=t.method, backend=t.backend, rtol=rtol, atol=atol,
                           maxiter=maxiter, preconditioner=t.preconditioner, restart=restart,

@@ -62,6 +62,10 @@ PRECOND_MAP = {"none": "none", "jacobi": "jacobi", "jacobi_l1": "jacobi", "ic0":
 # hints that name a factorization (cuDSS's matrix_type vocabulary)
 MATRIX_TYPE_METHOD = {"spd": "cholesky", "hpd": "cholesky", "symmetric": "ldlt",
                       "hermitian": "ldlt"}
+# complex values: 'hermitian' (cuDSS: Hermitian, maybe indefinite) is not LDLᵀ, which is
+# libsla's complex *symmetric* (Aᵀ = A) factorization and refuses a Hermitian A; libsla's auto
+# takes Cholesky (LLᴴ) when A is Hermitian positive definite, else LU (docs/auto.md)
+MATRIX_TYPE_METHOD_COMPLEX = dict(MATRIX_TYPE_METHOD, hermitian="auto")
 
 
 class Translation:
@@ -95,7 +99,7 @@ def split_combined(backend, method):
 
 
 def translate(backend, method, *, symmetric=None, spd=None, diag_dominant=None,
-              matrix_type=None, preconditioner=None):
+              matrix_type=None, preconditioner=None, complex_values=False):
     """(backend, method) in either vocabulary → Translation.
 
     symmetric, diag_dominant: callables (or bools) telling whether the matrix is symmetric /
@@ -103,7 +107,9 @@ def translate(backend, method, *, symmetric=None, spd=None, diag_dominant=None,
     it (backend 'pytorch' or 'pyamg' with method 'auto' or 'amg': CG when both hold, as
     torch-sla decides). spd: the caller's hint (True, or None when not given).
     Hints: spd=True or matrix_type 'spd'/'hpd' with method 'auto' → Cholesky at once (no SPD
-    trial); matrix_type 'symmetric'/'hermitian' → LDLᵀ. libsla names pass through unchanged.
+    trial); matrix_type 'symmetric'/'hermitian' → LDLᵀ. complex_values (a complex dtype):
+    'hermitian' → libsla's auto (Cholesky if positive definite, else LU), 'symmetric' (complex
+    symmetric, Aᵀ = A) → LDLᵀ. libsla names pass through unchanged.
     """
     b0, m0 = _norm(backend, "backend"), _norm(method, "method")
     b, m = split_combined(b0, m0)
@@ -116,7 +122,12 @@ def translate(backend, method, *, symmetric=None, spd=None, diag_dominant=None,
     def ask(v):
         return bool(v()) if callable(v) else bool(v)
 
-    hint = MATRIX_TYPE_METHOD.get(_norm(matrix_type, "matrix_type")) if matrix_type else None
+    table = MATRIX_TYPE_METHOD_COMPLEX if complex_values else MATRIX_TYPE_METHOD
+    hint = table.get(_norm(matrix_type, "matrix_type")) if matrix_type else None
+    if hint == "auto":
+        hint = None
+        notes.append(f"matrix_type {matrix_type!r} on complex values → auto (Cholesky if "
+                     "positive definite, else LU; LDLᵀ is for complex symmetric A)")
     if hint is None and spd is True:
         hint = "cholesky"
     if b not in TORCH_SLA_BACKENDS:

@@ -37,8 +37,8 @@ typedef struct cholz_impl {
     int valid;
 } cholz_impl;
 
-static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
-                               double complex *rhs, double complex *x);
+static sla_status solve_block(sla_solver *s, cholz_impl *c, int64_t b, sla_op op, int64_t k,
+                              double complex *rhs, double complex *x);
 
 /* entry k of the lower triangle: a_ij, from its own slot or conj of the mirror's */
 static void load_values(const sla_solver *s, cholz_impl *c, int64_t b)
@@ -94,7 +94,8 @@ static sla_status check_hermitian(const sla_solver *s)
 static sla_status inverse(void *ctx, int64_t b, sla_op op, int64_t k, double *y)
 {
     sla_solver *s = ctx;
-    return sla_zdirect_inverse_columns(s, b, op, k, y, solve_column, s->impl);
+    double complex *z = (double complex *)y;
+    return solve_block(s, s->impl, b, op, k, z, z);
 }
 
 /* factorization of batch element b, then the singularity rule of condest.c; work
@@ -202,20 +203,22 @@ static sla_status check_factors(const sla_solver *s, const cholz_impl *c)
     return SLA_OK;
 }
 
-/* x = op(A_b)⁻¹ rhs for one column, rhs and x [n] double complex; M = conj(A) is factored:
+/* x = op(A_b)⁻¹ rhs for the k columns of the column-major n × k blocks rhs and x (double
+ * complex; rhs is overwritten, x may be rhs), in one cholmod_l_solve: the factor is read once
+ * for all k (the condition estimate's first call solves two). M = conj(A) is factored:
  * op N or C: M·conj(x) = conj(rhs); op T: M·x = rhs */
-static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
-                               double complex *rhs, double complex *x)
+static sla_status solve_block(sla_solver *s, cholz_impl *c, int64_t b, sla_op op, int64_t k,
+                              double complex *rhs, double complex *x)
 {
-    cholz_impl *c = ctx;
-    int64_t n = s->n;
+    int64_t nk = s->n * k;
     int cj = op != SLA_OP_T;
     if (cj)
-        for (int64_t i = 0; i < n; i++) rhs[i] = conj(rhs[i]);
+        for (int64_t i = 0; i < nk; i++) rhs[i] = conj(rhs[i]);
     cholmod_dense B;
     memset(&B, 0, sizeof B);
-    B.nrow = B.d = B.nzmax = (size_t)n;
-    B.ncol = 1;
+    B.nrow = B.d = (size_t)s->n;
+    B.ncol = (size_t)k;
+    B.nzmax = (size_t)nk;
     B.x = rhs;
     B.xtype = CHOLMOD_COMPLEX;
     B.dtype = CHOLMOD_DOUBLE;
@@ -225,9 +228,16 @@ static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
                         "cholmod_l_solve (complex) of batch element %lld failed (status %d)",
                         (long long)b, c->cm.status);
     const double complex *xv = X->x;
-    for (int64_t i = 0; i < n; i++) x[i] = cj ? conj(xv[i]) : xv[i];
+    for (int64_t i = 0; i < nk; i++) x[i] = cj ? conj(xv[i]) : xv[i];
     cholmod_l_free_dense(&X, &c->cm);
     return SLA_OK;
+}
+
+/* sla_zcolumn_fn: one column */
+static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
+                               double complex *rhs, double complex *x)
+{
+    return solve_block(s, ctx, b, op, 1, rhs, x);
 }
 
 sla_status sla_cholmod_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,

@@ -150,6 +150,51 @@ static sla_status complex_krylov_method(const sla_matrix *A, int herm, double ep
     return SLA_OK;
 }
 
+/* Creates the solver of method o->method and records why method auto chose it: s->why, and
+ * "; auto: <why>" after the backend's description (kept across refactors). */
+static sla_status create_because(const sla_matrix *A, const sla_solver_options *o,
+                                 sla_solver **out, const char *why)
+{
+    SLA_TRY(sla_solver_create(A, o, out));
+    sla_solver *s = *out;
+    snprintf(s->why, sizeof s->why, "%s", why);
+    sla_text_append(s->description, sizeof s->description, "; auto: ", s->why);
+    return SLA_OK;
+}
+
+/* method = auto for a square complex A (docs/auto.md, "Complex matrices"): Hermitian →
+ * Cholesky (CHOLMOD LLᴴ) when its factorization succeeds, else LU (UMFPACK); complex symmetric
+ * (Aᵀ = A) and general → LU: LDLᵀ (MUMPS SYM = 2) of a complex symmetric A measured no faster
+ * than UMFPACK's LU on 2D Helmholtz (docs/auto.md). With backend "krylov", the Krylov method of
+ * the matrix's class (complex_krylov_method). */
+static sla_status complex_auto_create(const sla_matrix *A, sla_solver_options *o,
+                                      sla_solver **out)
+{
+    int herm = 0, sym = 0;
+    double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+    SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
+    if (!herm) SLA_TRY(sla_matrix_is_symmetric(A, 1000 * eps, 0, &sym));
+    const char *cls = herm ? "complex Hermitian" : sym ? "complex symmetric (Aᵀ = A, not "
+                      "Hermitian)" : "complex, neither Hermitian nor symmetric";
+    char why[256];
+    if (o->backend && strcasecmp(o->backend, "krylov") == 0) {
+        SLA_TRY(complex_krylov_method(A, herm, eps, &o->method));
+        snprintf(why, sizeof why, "%s, backend krylov: %s", cls, sla_method_name(o->method));
+        return create_because(A, o, out, why);
+    }
+    if (herm) {
+        o->method = SLA_METHOD_CHOLESKY;
+        sla_status st = create_because(A, o, out, "complex Hermitian, Cholesky (LLᴴ) succeeded");
+        if (st != SLA_ENOTSPD && st != SLA_EINVAL) return st;
+        sla_clear_error();         /* not positive definite: LU below */
+        cls = "complex Hermitian, not positive definite (Cholesky failed)";
+    }
+    o->method = SLA_METHOD_LU;
+    snprintf(why, sizeof why, "%s: LU%s", cls, sym ? " (LDLᵀ of a complex symmetric A measured "
+             "no faster than UMFPACK's LU, docs/auto.md)" : "");
+    return create_because(A, o, out, why);
+}
+
 sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt, sla_solver **out)
 {
     SLA_CHECK_ARG(out, "out is NULL");
@@ -170,21 +215,7 @@ sla_status sla_solver_create(const sla_matrix *A, const sla_solver_options *opt,
                 o.method = SLA_METHOD_LSQR;
                 return sla_solver_create(A, &o, out);
             }
-            int herm = 0;
-            double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
-            SLA_TRY(sla_matrix_is_hermitian(A, 1000 * eps, 0, &herm));
-            if (o.backend && strcasecmp(o.backend, "krylov") == 0) {
-                SLA_TRY(complex_krylov_method(A, herm, eps, &o.method));
-                return sla_solver_create(A, &o, out);
-            }
-            if (herm) {
-                o.method = SLA_METHOD_CHOLESKY;
-                sla_status st = sla_solver_create(A, &o, out);
-                if (st != SLA_ENOTSPD && st != SLA_EINVAL) return st;
-                sla_clear_error();         /* not positive definite: LU below */
-            }
-            o.method = SLA_METHOD_LU;
-            return sla_solver_create(A, &o, out);
+            return complex_auto_create(A, &o, out);
         }
     }
     if (m != n && method != SLA_METHOD_AUTO && method != SLA_METHOD_LSQR)
@@ -256,6 +287,9 @@ sla_status sla_solver_refactor(sla_solver *s, const void *values)
     s->A.values = values;
     sla_status st = s->is_auto ? sla_auto_refactor(s) : s->backend->refactor(s);
     if (st < 0) s->A.values = old;
+    /* complex auto's choice (complex_auto_create): the backend rewrote its description */
+    else if (!s->is_auto && s->why[0] && !strstr(s->description, "; auto: "))
+        sla_text_append(s->description, sizeof s->description, "; auto: ", s->why);
     return sla_error_attribute(st, __func__);
 }
 sla_status sla_solver_logdet(sla_solver *s, double *sign, double *logabsdet)

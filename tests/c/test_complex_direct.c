@@ -417,6 +417,50 @@ static void supernodal_cholesky(void **state)
     sla_pattern_free(&p);
 }
 
+/* method auto on complex matrices: the choice of each class and its "; auto: <why>" in the
+ * description, kept across a refactor; the solve is checked against the dense inverse */
+static void auto_choice(void **state)
+{
+    (void)state;
+    static const struct { int kind; sla_method want; const char *why; } cases[] = {
+        {0, SLA_METHOD_CHOLESKY, "; auto: complex Hermitian, Cholesky (LLᴴ) succeeded"},
+        {1, SLA_METHOD_LU, "; auto: complex Hermitian, not positive definite (Cholesky failed): LU"},
+        {2, SLA_METHOD_LU, "; auto: complex symmetric (Aᵀ = A, not Hermitian): LU"},
+        {3, SLA_METHOD_LU, "; auto: complex, neither Hermitian nor symmetric: LU"},
+    };
+    for (int t = 0; t < 4; t++) {
+        sla_pattern *p;
+        zc *a;
+        if (cases[t].kind == 0) hermitian_pd(40, 3, &p, &a);
+        else if (cases[t].kind == 1) gauge_laplacian(7, 6, 1.0, 1, -0.9, &p, &a);
+        else if (cases[t].kind == 2) gauge_laplacian(7, 6, 1.0 + 2.0 * I, 0, 0.4, &p, &a);
+        else general(40, 5, 1, &p, &a);
+        sla_solver *s = create(p, SLA_COMPLEX128, a, SLA_METHOD_AUTO);
+        assert_int_equal(sla_solver_method(s), cases[t].want);
+        for (int r = 0; r < 2; r++) {
+            if (r) TU_OK(sla_solver_refactor(s, a));
+            const char *d = sla_solver_describe(s), *w = strstr(d, cases[t].why);
+            if (!w || strstr(w + 1, "; auto: ")) fail_msg("case %d: %s", t, d);
+        }
+        int64_t n = sla_pattern_nrows(p);
+        zc *inv = dense_inverse(p, a), *b = malloc((size_t)n * sizeof *b),
+           *x = malloc((size_t)n * sizeof *x);
+        for (int64_t i = 0; i < n; i++) b[i] = 1 + 0.1 * (double)i - 0.3 * I;
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL));
+        double err = 0, nx = 0;
+        for (int64_t i = 0; i < n; i++) {
+            zc want = 0;
+            for (int64_t j = 0; j < n; j++) want += inv[i + j * n] * b[j];   /* column-major */
+            err = fmax(err, cabs(x[i] - want));
+            nx = fmax(nx, cabs(want));
+        }
+        if (!(err <= 1e-11 * nx)) fail_msg("case %d: error %g of %g", t, err, nx);
+        sla_solver_free(&s);
+        free(inv); free(b); free(x); free(a);
+        sla_pattern_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +469,7 @@ int main(void)
         cmocka_unit_test(singular_matrices),
         cmocka_unit_test(regular_rcond),
         cmocka_unit_test(supernodal_cholesky),
+        cmocka_unit_test(auto_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,6 +237,19 @@ static void complex64(void **state)
     sla_pattern_free(&p);
 }
 
+/* diagonal = −(row sum of the off-diagonal) + extra: singular (null vector 1) for extra = 0 */
+static void neumann_diagonal(const sla_pattern *p, zc *a, zc extra)
+{
+    const int64_t *rp = sla_pattern_rowptr(p);
+    const int32_t *ci = sla_pattern_colind(p);
+    for (int64_t i = 0; i < sla_pattern_nrows(p); i++) {
+        zc off = 0;
+        int64_t dq = -1;
+        for (int64_t q = rp[i]; q < rp[i + 1]; q++) { if (ci[q] == i) dq = q; else off += a[q]; }
+        a[dq] = -off + extra;
+    }
+}
+
 /* exactly singular (the Neumann-like Laplacian times 1 + 2i: complex symmetric, null vector
  * 1) and Hermitian-but-not-symmetric input */
 static void singular_and_hermitian(void **state)
@@ -246,14 +259,7 @@ static void singular_and_hermitian(void **state)
     zc *a;
     helmholtz(9, 8, 0, 0, 0, &p, &a);
     int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p);
-    const int64_t *rp = sla_pattern_rowptr(p);
-    const int32_t *ci = sla_pattern_colind(p);
-    for (int64_t i = 0; i < n; i++) {     /* diagonal = −(row sum of the off-diagonal) */
-        zc off = 0;
-        int64_t dq = -1;
-        for (int64_t q = rp[i]; q < rp[i + 1]; q++) { if (ci[q] == i) dq = q; else off += a[q]; }
-        a[dq] = -off;
-    }
+    neumann_diagonal(p, a, 0);
     for (int64_t q = 0; q < nnz; q++) a[q] *= 1 + 2 * I;
     sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
     sla_solver_options o;
@@ -343,6 +349,45 @@ static void orderings(void **state)
     sla_pattern_free(&p);
 }
 
+/* the condition estimate on LDLᵀ's factors (its first call solves two columns in one JOB = 3):
+ * the same Higham estimator as on LU's factors, so the same estimate up to rounding and the
+ * column each takes: (i) regular Helmholtz, rcond within a factor 2 of LU's and not refused;
+ * (ii) the singular Neumann operator of singular_and_hermitian plus 1e-15·(1 − i)·I (no exact
+ * null pivot, rcond ~ 1e-16): refused with SLA_ESINGULAR, rcond < SLA_RCOND_SINGULAR */
+static void rcond_like_lu(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    helmholtz(23, 19, 3.0, 0, 0, &p, &a);
+    int64_t n = sla_pattern_nrows(p);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_LU;
+    sla_solver *s = ldlt(p, SLA_COMPLEX128, a), *u;
+    TU_OK(sla_solver_create(&A, &o, &u));
+    double rl = sla_solver_rcond(s), ru = sla_solver_rcond(u);
+    if (!(rl > SLA_RCOND_SINGULAR && rl <= 2 * ru && ru <= 2 * rl))
+        fail_msg("rcond ldlt %g, lu %g", rl, ru);
+    sla_solver_free(&s);
+    sla_solver_free(&u);
+    free(a);
+    sla_pattern_free(&p);
+    helmholtz(9, 8, 0, 0, 0, &p, &a);
+    n = sla_pattern_nrows(p);
+    neumann_diagonal(p, a, 1e-15 * (1 - I));
+    s = ldlt(p, SLA_COMPLEX128, a);
+    zc b[72], x[72];
+    for (int64_t i = 0; i < n; i++) b[i] = 1 + 0.1 * (double)i;
+    if (!(sla_solver_rcond(s) < SLA_RCOND_SINGULAR))
+        fail_msg("nearly singular: rcond %g (%s)", sla_solver_rcond(s), sla_solver_describe(s));
+    assert_int_equal(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL), SLA_ESINGULAR);
+    sla_solver_free(&s);
+    free(a);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +397,7 @@ int main(void)
         cmocka_unit_test(singular_and_hermitian),
         cmocka_unit_test(real_as_complex),
         cmocka_unit_test(orderings),
+        cmocka_unit_test(rcond_like_lu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

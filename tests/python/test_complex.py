@@ -505,3 +505,44 @@ def test_spectral_norm_and_svd_complex():
     for call in (lambda: B.norm(2), lambda: B.svd(1), lambda: B.condition_number()):
         with pytest.raises(TypeError, match="complex SparseTensor"):
             call()
+
+def test_auto_complex_class_in_description():
+    """method auto on a complex symmetric A (1D Helmholtz, absorbing end) takes LU and says why
+    (docs/auto.md: LDLᵀ measured no faster on 2D Helmholtz); the solution against dense."""
+    n = 30
+    row, col, vals = helmholtz_1d_complex(n)
+    A = SparseTensor(vals, row, col, (n, n))
+    D = torch.zeros(n, n, dtype=c128)
+    D[row, col] = vals
+    b = crandn(n, seed=41)
+    x, info = A.solve(b, return_info=True)
+    assert info.method == "lu"
+    assert "auto: complex symmetric (Aᵀ = A, not Hermitian): LU" in info.description
+    assert (x - torch.linalg.solve(D, b)).abs().max() < 1e-12 * x.abs().max()
+
+
+def test_matrix_type_hermitian_on_complex_values():
+    """matrix_type 'hermitian' on complex values is not LDLᵀ (complex symmetric only, which
+    refuses a Hermitian A): Hermitian indefinite → LU, Hermitian PD → Cholesky; real values
+    keep 'hermitian' → LDLᵀ."""
+    n = 12
+    H = hermitian_pd(n, 42)[3]
+    # Hermitian indefinite on another pattern (torch_sla's solver cache refactors the solver of
+    # a pattern it has seen, keeping its method): shifted between two middle eigenvalues
+    G = hermitian_pd(n + 1, 44)[3]
+    e = torch.linalg.eigvalsh(G)
+    G = G - (e[6] + e[7]) / 2 * torch.eye(n + 1, dtype=c128)
+    for M, method in ((G, "lu"), (H, "cholesky")):
+        m = M.shape[0]
+        b = crandn(m, seed=43)
+        r, c = (M != 0).nonzero().t()
+        x, info = SparseTensor(M[r, c], r, c, (m, m)).solve(b, matrix_type="hermitian",
+                                                            return_info=True)
+        assert info.method == method
+        assert (x - torch.linalg.solve(M, b)).abs().max() < 1e-11 * x.abs().max()
+    R = (H.real + H.real.T) / 2
+    r, c = (R != 0).nonzero().t()
+    x, info = SparseTensor(R[r, c], r, c, (n, n)).solve(b.real, matrix_type="hermitian",
+                                                        return_info=True)
+    assert info.method == "ldlt"
+    assert (x - torch.linalg.solve(R, b.real)).abs().max() < 1e-11 * x.abs().max()
