@@ -93,6 +93,12 @@ void sla_partition_rows(const int64_t *rowptr, int64_t nrows, int nparts, int64_
  *  `name` in messages ("sla_solver_create: A is NULL", "... A->values[0][17] (row 3, col 4)
  *  is not finite"). check_finite: bit 0 tests the values for NaN/Inf, bit 1
  *  (SLA_CHECK_COMPLEX_OK) admits complex dtypes. */
+/* sla_matrix_is_symmetric (herm = 0) / _is_hermitian (herm = 1) that also says where the test
+ * failed: where = {batch element, row, column} of the first entry whose mirror differs (−1s
+ * when *ok or A is not square). For messages that name the entry. */
+sla_status sla_matrix_symmetry_defect(const sla_matrix *A, double rtol, double atol, int herm,
+                                      int *ok, int64_t where[3]);
+
 SLA_API sla_status sla_matrix_check_for(const char *func, const char *name, const sla_matrix *A,
                                 int check_finite);
 /** The same checks for a caller that also takes device views (sla_solver_create): the space

@@ -76,29 +76,38 @@ sla_status sla_matrix_check(const sla_matrix *A, int check_finite)
 }
 
 static sla_status symmetric_test(const char *func, const sla_matrix *A, double rtol, double atol,
-                                 int herm, int *result)
+                                 int herm, int *result, int64_t *where)
 {
     SLA_TRY(sla_matrix_check_for(func, "A", A, SLA_CHECK_COMPLEX_OK));
     if (!result) return sla_error_set(SLA_EINVAL, func, "is_symmetric is NULL");
     *result = 0;
+    if (where) where[0] = where[1] = where[2] = -1;
     if (sla_pattern_nrows(A->pattern) != sla_pattern_ncols(A->pattern)) return SLA_OK;
     const sla_pattern *t;
     const int64_t *perm;
     sla_status st = sla_pattern_cached_transpose(A->pattern, &t, &perm);
     if (st < 0) return sla_error_wrap(st, func, "transpose of A");
+    int64_t w[3] = {-1, -1, -1};
     *result = SLA_DISPATCH_ALL(A->dtype, is_symmetric, (A->pattern, perm, A->batch, A->values,
-                                                        rtol, atol, herm));
+                                                        rtol, atol, herm, w));
+    if (where) memcpy(where, w, sizeof w);
     return SLA_OK;
 }
 
 sla_status sla_matrix_is_symmetric(const sla_matrix *A, double rtol, double atol, int *is_symmetric)
 {
-    return symmetric_test(__func__, A, rtol, atol, 0, is_symmetric);
+    return symmetric_test(__func__, A, rtol, atol, 0, is_symmetric, NULL);
 }
 
 sla_status sla_matrix_is_hermitian(const sla_matrix *A, double rtol, double atol, int *is_hermitian)
 {
-    return symmetric_test(__func__, A, rtol, atol, 1, is_hermitian);
+    return symmetric_test(__func__, A, rtol, atol, 1, is_hermitian, NULL);
+}
+
+sla_status sla_matrix_symmetry_defect(const sla_matrix *A, double rtol, double atol, int herm,
+                                      int *ok, int64_t where[3])
+{
+    return symmetric_test(__func__, A, rtol, atol, herm, ok, where);
 }
 
 sla_status sla_matrix_diag_info(const sla_matrix *A, sla_diag_info *info)

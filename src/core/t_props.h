@@ -6,7 +6,7 @@
  * match, also when they are infinite, and NaN matches NaN, part by part (a diagonal entry is its
  * own mirror, and inf − inf = NaN would fail the test); a non-finite value matches nothing else. */
 static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t batch,
-                            const ENTRY *v, double rtol, double atol, int herm)
+                            const ENTRY *v, double rtol, double atol, int herm, int64_t *where)
 {
     int64_t nnz = sla_pattern_nnz(p);
     const sla_pattern *t;
@@ -33,8 +33,13 @@ static int FN(is_symmetric)(const sla_pattern *p, const int64_t *perm, int64_t b
                     continue;
                 /* a non-finite value matches only itself: |inf − 1| ≤ rtol·inf would pass */
                 if (!isfinite((double)ABS(x)) || !isfinite((double)ABS(y)) ||
-                    !((double)ABS(x - y) <= atol + rtol * fmax(ABS(x), ABS(y))))
+                    !((double)ABS(x - y) <= atol + rtol * fmax(ABS(x), ABS(y)))) {
                     sym = 0;
+                    /* the first entry that fails: batch, row, column */
+                    where[0] = b;
+                    where[1] = i;
+                    where[2] = cs <= cq ? cs : cq;
+                }
             }
         }
     }

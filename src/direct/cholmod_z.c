@@ -72,6 +72,13 @@ static cholmod_sparse header(cholz_impl *c, int xtype)
     return h;
 }
 
+/* entry q of complex128 or complex64 values, as complex128 */
+static double complex zentry(sla_dtype dt, const void *v, int64_t q)
+{
+    if (dt == SLA_COMPLEX128) return ((const double complex *)v)[q];
+    return ((const float complex *)v)[q];
+}
+
 static sla_status check_hermitian(const sla_solver *s)
 {
     double *amax = sla_malloc((size_t)s->batch, sizeof *amax, "norms");
@@ -83,11 +90,19 @@ static sla_status check_hermitian(const sla_solver *s)
     SLA_TRY(st);
     double eps = s->dtype == SLA_COMPLEX128 ? DBL_EPSILON : FLT_EPSILON;
     int herm = 0;
-    SLA_TRY(sla_matrix_is_hermitian(&s->A, 1000 * eps, eps * m, &herm));
-    if (!herm)
-        return SLA_FAIL(SLA_EINVAL, "A (%s) is not Hermitian: method cholesky needs a Hermitian "
-                        "positive definite matrix (use method lu)", sla_dtype_name(s->dtype));
-    return SLA_OK;
+    int64_t w[3];
+    SLA_TRY(sla_matrix_symmetry_defect(&s->A, 1000 * eps, eps * m, 1, &herm, w));
+    if (herm) return SLA_OK;
+    /* name the entry and its mirror (a missing mirror is 0) */
+    int64_t nnz = sla_pattern_nnz(s->A.pattern), q = w[0] * nnz;
+    int64_t sij = sla_pattern_find(s->A.pattern, w[1], w[2]), sji = sla_pattern_find(s->A.pattern, w[2], w[1]);
+    double complex a = sij >= 0 ? zentry(s->dtype, s->A.values, q + sij) : 0;
+    double complex at = sji >= 0 ? zentry(s->dtype, s->A.values, q + sji) : 0;
+    return SLA_FAIL(SLA_EINVAL, "A (%s) is not Hermitian: batch %lld, A[%lld][%lld] = %.17g%+.17gi "
+                    "but conj(A[%lld][%lld]) = %.17g%+.17gi; method cholesky needs a Hermitian "
+                    "positive definite matrix (use method lu)", sla_dtype_name(s->dtype),
+                    (long long)w[0], (long long)w[1], (long long)w[2], creal(a), cimag(a),
+                    (long long)w[2], (long long)w[1], creal(conj(at)), cimag(conj(at)));
 }
 
 /* sla_factor_solve_fn of the condition estimate: the k columns of y in place */

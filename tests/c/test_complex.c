@@ -399,6 +399,13 @@ static void refusals(void **state)
     assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EINVAL);
     assert_null(s);
     assert_non_null(strstr(sla_last_error(), "not complex symmetric"));
+    /* cholesky of a non-Hermitian A: refused naming the first entry whose mirror differs */
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_CHOLESKY;
+    assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EINVAL);
+    assert_null(s);
+    assert_non_null(strstr(sla_last_error(), "not Hermitian: batch 0, A["));
+    assert_non_null(strstr(sla_last_error(), "but conj(A["));
     /* a preconditioner without complex kernels (jacobi, ic0, ilu0 have them) */
     sla_solver_options_init(&o);
     o.method = SLA_METHOD_GMRES;
