@@ -62,6 +62,18 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc, char *re
     if (s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
                         "or auto)", sla_precond_name(kind));
+    /* complex AMG of a non-Hermitian A is a complex symmetric cycle (R = Pᵀ): not the Hermitian
+     * PD operator CG and MINRES need, so the pairing is refused rather than left to stagnate */
+    if (kind == SLA_PRECOND_AMG && sla_dtype_is_complex(s->dtype) && !s->apply &&
+        (s->opt.method == SLA_METHOD_CG || s->opt.method == SLA_METHOD_MINRES)) {
+        double eps = s->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+        int herm = 0;
+        SLA_TRY(sla_matrix_is_hermitian(&s->A, 1000 * eps, 0, &herm));
+        if (!herm)
+            return SLA_FAIL(SLA_EINVAL, "precond amg with method %s needs a Hermitian A (the "
+                            "cycle of a complex symmetric or general A is not Hermitian); use "
+                            "cocg (A = Aᵀ) or gmres", sla_method_name(s->opt.method));
+    }
     sla_pc_options o = {.kind = kind, .user = s->opt.user_precond, .user_ctx = s->opt.user_precond_ctx,
                         .absolute_diagonal = s->opt.method == SLA_METHOD_MINRES};
     if (s->apply) return sla_pc_create_matrix_free(s->n, s->dtype, s->batch, &o, pc);
