@@ -344,6 +344,15 @@ sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
     if (A->dtype != amg->dtype)
         return SLA_FAIL(SLA_EDTYPE, "A is %s but the hierarchy was built for %s",
                         sla_dtype_name(A->dtype), sla_dtype_name(amg->dtype));
+    if (amg->cplx) {   /* R = Pᴴ or Pᵀ was chosen at create: a change of class needs a new one */
+        int herm = 0;
+        SLA_TRY(detect_hermitian(A, b, &herm));
+        if (herm != amg->hermitian)
+            return SLA_FAIL(SLA_EINVAL, "A is %s but the AMG hierarchy was built for a %s A (R = "
+                            "%s): create a new hierarchy", herm ? "Hermitian" : "not Hermitian",
+                            amg->hermitian ? "Hermitian" : "complex symmetric",
+                            amg->hermitian ? "Pᴴ" : "Pᵀ");
+    }
     SLA_TRY(load_values(&amg->lev[0].A, A, b));
     for (int l = 0; l + 1 < amg->nlevels; l++) {
         SLA_TRY(level_smoother(amg, l, 1));

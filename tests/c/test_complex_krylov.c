@@ -556,6 +556,14 @@ static void amg_hermitian(void **state)
         TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, y, my));
         TU_OK(sla_preconditioner_apply(M, SLA_OP_T, 0, x, mx));
         for (int64_t i = 0; i < n; i++) assert_true(mx[i] == conj(my[i]));
+        if (q == 0) {   /* values that are not Hermitian any more: refused, not a wrong cycle */
+            zc *w = malloc((size_t)sla_pattern_nnz(p) * sizeof *w);
+            for (int64_t k = 0; k < sla_pattern_nnz(p); k++) w[k] = creal(v[k]) + 0.1 * I;
+            assert_int_equal(sla_preconditioner_update(M, w), SLA_EINVAL);
+            assert_non_null(strstr(sla_last_error(), "create a new hierarchy"));
+            assert_int_equal(sla_preconditioner_apply(M, SLA_OP_N, 0, x, mx), SLA_EINVAL);
+            free(w);
+        }
         sla_preconditioner_free(&M);
         free(b); free(x); free(y); free(mx); free(my); free(v);
         sla_pattern_free(&p);
