@@ -25,7 +25,8 @@ extern "C" {
 typedef struct sla_preconditioner sla_preconditioner;
 
 /** Builds the preconditioner `kind` (SLA_PRECOND_JACOBI, IC0, ILU0 or AMG) of every matrix of
- *  the batch P (square, finite values, float64 or float32). P->values are borrowed under the
+ *  the batch P (square, finite values, float64, float32, complex128 or complex64: every kind
+ *  has complex kernels, docs/complex.md). P->values are borrowed under the
  *  contract of sla_solver_create(): valid and unchanged until the next update or free (AMG
  *  reads them at set-up). The pattern is retained. Not collective.
  *  @return SLA_OK; SLA_EINVAL (NULL, kind AUTO, NONE or USER: "kind ... is not a
@@ -43,7 +44,8 @@ SLA_API sla_status sla_preconditioner_create(const sla_matrix *P, sla_precond ki
  *  refusing to apply until an update succeeds. */
 SLA_API sla_status sla_preconditioner_update(sla_preconditioner *M, const void *values);
 
-/** z = M_b⁻¹ r (op = N) or M_b⁻ᵀ r (op = T) for batch element b; r and z [n] of the matrix's
+/** z = M_b⁻¹ r (op = N), M_b⁻ᵀ r (op = T) or, complex dtypes, M_b⁻ᴴ r (op = C) for batch
+ *  element b; r and z [n] of the matrix's
  *  dtype, distinct and not overlapping. The first op = T apply builds what the transpose needs
  *  (ILU(0): Uᵀ and Lᵀ), so one object must not be applied from two threads at once.
  *  @return SLA_OK; SLA_EINVAL (NULL, bad op or batch index, overlap, a failed update). */

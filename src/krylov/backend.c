@@ -1,6 +1,6 @@
 /* The built-in Krylov backend ("krylov"): CG, BiCGStab, GMRES(m), MINRES, COCG with Jacobi, IC(0),
  * ILU(0), AMG or a user preconditioner, and LSQR (least squares, rectangular A, none), on CSR matrices or matrix-free operators, float64 and
- * float32 (and complex128 / complex64 on complex spaces: Jacobi, IC(0) and ILU(0), op N, T and C). Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
+ * float32 (and complex128 / complex64 on complex spaces: Jacobi, IC(0), ILU(0) and AMG, op N, T and C). Create sets the preconditioner up once (symbolic + numeric); refactor redoes the
  * numeric part; the adjoint (op = T) solve reuses it. See docs/krylov.md. */
 #include <stdio.h>
 #include <string.h>
@@ -55,12 +55,25 @@ static sla_status make_pc(sla_solver *s, sla_precond kind, sla_pc **pc, char *re
     reason[0] = '\0';
     if (kind == SLA_PRECOND_NONE) return SLA_OK;
     if (sla_dtype_is_complex(s->dtype) && !s->apply && kind != SLA_PRECOND_JACOBI &&
-        kind != SLA_PRECOND_ILU0 && kind != SLA_PRECOND_IC0 && kind != SLA_PRECOND_USER)
+        kind != SLA_PRECOND_ILU0 && kind != SLA_PRECOND_IC0 && kind != SLA_PRECOND_AMG &&
+        kind != SLA_PRECOND_USER)
         return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (jacobi, "
-                        "ic0, ilu0, user and none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
+                        "ic0, ilu0, amg, user and none do)", sla_precond_name(kind), sla_dtype_name(s->dtype));
     if (s->opt.method == SLA_METHOD_LSQR)
         return SLA_FAIL(SLA_EINVAL, "method lsqr takes no preconditioner (precond = %s; use none "
                         "or auto)", sla_precond_name(kind));
+    /* complex AMG of a non-Hermitian A is a complex symmetric cycle (R = Pᵀ): not the Hermitian
+     * PD operator CG and MINRES need, so the pairing is refused rather than left to stagnate */
+    if (kind == SLA_PRECOND_AMG && sla_dtype_is_complex(s->dtype) && !s->apply &&
+        (s->opt.method == SLA_METHOD_CG || s->opt.method == SLA_METHOD_MINRES)) {
+        double eps = s->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+        int herm = 0;
+        SLA_TRY(sla_matrix_is_hermitian(&s->A, 1000 * eps, 0, &herm));
+        if (!herm)
+            return SLA_FAIL(SLA_EINVAL, "precond amg with method %s needs a Hermitian A (the "
+                            "cycle of a complex symmetric or general A is not Hermitian); use "
+                            "cocg (A = Aᵀ) or gmres", sla_method_name(s->opt.method));
+    }
     sla_pc_options o = {.kind = kind, .user = s->opt.user_precond, .user_ctx = s->opt.user_precond_ctx,
                         .absolute_diagonal = s->opt.method == SLA_METHOD_MINRES};
     if (s->apply) return sla_pc_create_matrix_free(s->n, s->dtype, s->batch, &o, pc);
@@ -180,7 +193,7 @@ const sla_backend sla_backend_krylov = {
                         SLA_METHOD_BIT(SLA_METHOD_GMRES) | SLA_METHOD_BIT(SLA_METHOD_MINRES) |
                         SLA_METHOD_BIT(SLA_METHOD_LSQR) | SLA_METHOD_BIT(SLA_METHOD_COCG),
              .dtypes = SLA_BOTH_DTYPES | SLA_DTYPE_BIT(SLA_COMPLEX128) |
-                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: jacobi, ic0, ilu0 */
+                       SLA_DTYPE_BIT(SLA_COMPLEX64),   /* complex: jacobi, ic0, ilu0, amg */
              .priority = 10,
              .available = 1},
     .create = krylov_create,

@@ -10,7 +10,13 @@
  * For symmetric A the cycle is a symmetric operator (pre- and post-smoother adjoint, R = Pᵀ), so it
  * preconditions CG and MINRES. op = T runs the transposed cycle: the same P and restriction Pᵀ
  * (applied through P: amg_restrict.c), so "swap P and R" leaves them in place, Aᵀ on every level, the transposed smoothers (a forward
- * sweep on Aᵀ is the transpose of the backward sweep on A) and the transposed coarse solve. */
+ * sweep on Aᵀ is the transpose of the backward sweep on A) and the transposed coarse solve.
+ * Complex A (complex128, complex64; the value kernels are templates instantiated for double
+ * complex): a Hermitian A gets R = Pᴴ and Galerkin Pᴴ A P, so the cycle is Hermitian (for CG,
+ * MINRES); any other complex A is taken as complex symmetric (A = Aᵀ, e.g. a shifted Laplacian
+ * −Δ − (1 − 0.5i)k² as the preconditioner of a Helmholtz problem, Erlangga, Oosterlee & Vuik,
+ * SIAM J. Sci. Comput. 27 (2006) 1471–1492) and gets R = Pᵀ, Pᵀ A P: a complex symmetric cycle
+ * (for COCG). Strength and ρ on moduli; op T / C by conjugation around the cycle. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -79,7 +85,7 @@ void sla_amg_free(sla_amg **amg)
 /* Work vectors, diagonal and smoother blocks of a level whose operator A is set. */
 static sla_status level_alloc(sla_amg *amg, amg_level *L)
 {
-    size_t n = (size_t)L->A.nrows;
+    size_t n = (size_t)L->A.nrows * amg_es(&L->A);   /* doubles per vector */
     int jacobi = amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI;
     if (jacobi) L->dinv = sla_malloc(n, sizeof(double), "AMG smoother diagonal");
     /* level 0's b and x are the caller's r and z, except for float32 or r = z: then they are
@@ -103,7 +109,8 @@ static sla_status level_alloc(sla_amg *amg, amg_level *L)
 static sla_status level_smoother(sla_amg *amg, int l, int needs_smoother)
 {
     amg_level *L = &amg->lev[l];
-    if (!L->diag) L->diag = sla_malloc((size_t)L->A.nrows, sizeof(double), "AMG diagonal");
+    if (!L->diag)
+        L->diag = sla_malloc((size_t)L->A.nrows * amg_es(&L->A), sizeof(double), "AMG diagonal");
     if (!L->diag) return SLA_ENOMEM;
     int64_t bad = amg_diagonal(&L->A, L->diag);
     if (bad >= 0) {
@@ -187,9 +194,11 @@ static void describe(sla_amg *amg)
     }
     double nnz0 = (double)amg_nnz(&amg->lev[0].A), n0 = (double)amg->n;
     static const char *coarse[] = {"none", "dense Cholesky", "dense LU", "smoother sweeps"};
+    const char *kind = !amg->cplx ? "" : amg->hermitian ? ", complex Hermitian: R = Pᴴ"
+                                                        : ", complex symmetric: R = Pᵀ";
     snprintf(amg->desc, sizeof amg->desc,
-             "AMG (smoothed aggregation): %d level%s, sizes %s, operator complexity %.2f, "
-             "grid complexity %.2f; smoother %s(%d,%d), coarsest: %s",
+             "AMG (smoothed aggregation%s): %d level%s, sizes %s, operator complexity %.2f, "
+             "grid complexity %.2f; smoother %s(%d,%d), coarsest: %s", kind,
              amg->nlevels, amg->nlevels == 1 ? "" : "s", sizes, nnz0 > 0 ? nnz / nnz0 : 1.0,
              n0 > 0 ? rows / n0 : 1.0,
              amg->opt.smoother == SLA_AMG_SMOOTHER_JACOBI ? "Jacobi" : "l1 hybrid Gauss-Seidel",
@@ -221,26 +230,44 @@ static sla_status build(sla_amg *amg)
     return SLA_OK;
 }
 
-/* Level 0 values: float64 ones are borrowed (like the solver object, the hierarchy reads them
- * until the next update or free), float32 ones converted into an owned copy. */
+/* the real dtype of the parts of a dtype (float64 for complex128, float32 for complex64) */
+static sla_dtype part_dtype(sla_dtype t)
+{
+    return t == SLA_COMPLEX128 ? SLA_FLOAT64 : t == SLA_COMPLEX64 ? SLA_FLOAT32 : t;
+}
+
+/* Level 0 values: float64 and complex128 ones are borrowed (like the solver object, the
+ * hierarchy reads them until the next update or free), float32 and complex64 ones converted
+ * into an owned copy (a complex value is a pair of parts: the conversion runs on the parts). */
 static sla_status load_values(amg_csr *A0, const sla_matrix *A, int64_t b)
 {
-    int64_t nnz = sla_pattern_nnz(A->pattern);
-    if (A->dtype == SLA_FLOAT64) {
+    int64_t nnz = sla_pattern_nnz(A->pattern) * (int64_t)amg_es(A0);
+    if (part_dtype(A->dtype) == SLA_FLOAT64) {
         A0->v = (double *)A->values + b * nnz;
         A0->borrowed_v = 1;
         return SLA_OK;
     }
     if (!A0->v) A0->v = sla_malloc((size_t)nnz, sizeof(double), "AMG level-0 values");
     if (!A0->v) return SLA_ENOMEM;
-    amg_to_double(A->dtype, A->values, b * nnz, nnz, A0->v);
+    amg_to_double(SLA_FLOAT32, A->values, b * nnz, nnz, A0->v);
     return SLA_OK;
+}
+
+/* A complex A_b: Hermitian (to 1000ε relative, the solver backends' rule) selects R = Pᴴ, else
+ * the hierarchy is built for a complex symmetric A with R = Pᵀ */
+static sla_status detect_hermitian(const sla_matrix *A, int64_t b, int *herm)
+{
+    int64_t nnz = sla_pattern_nnz(A->pattern);
+    sla_matrix Ab = sla_matrix_view(A->pattern, A->dtype, 1,
+                                    (const char *)A->values + (size_t)(b * nnz) * sla_dtype_size(A->dtype));
+    double eps = A->dtype == SLA_COMPLEX128 ? 2.220446049250313e-16 : 1.1920929e-07;
+    return sla_matrix_is_hermitian(&Ab, 1000 * eps, 0, herm);
 }
 
 static sla_status check_matrix(const sla_matrix *A, int64_t b)
 {
     SLA_CHECK_ARG(A, "A is NULL");
-    SLA_TRY(sla_matrix_check(A, 0));
+    SLA_TRY(sla_matrix_check_for("sla_amg_create", "A", A, SLA_CHECK_COMPLEX_OK));
     int64_t m = sla_pattern_nrows(A->pattern), n = sla_pattern_ncols(A->pattern);
     if (m != n)
         return SLA_FAIL(SLA_ESHAPE, "A is %lld × %lld: AMG needs a square matrix", (long long)m,
@@ -261,6 +288,12 @@ sla_status sla_amg_create(const sla_matrix *A, int64_t b, const sla_amg_options 
     amg->dtype = A->dtype;
     amg->n = sla_pattern_nrows(A->pattern);
     amg->nthreads = sla_threads();
+    amg->cplx = sla_dtype_is_complex(A->dtype);
+    sla_status sh = amg->cplx ? detect_hermitian(A, b, &amg->hermitian) : SLA_OK;
+    if (sh != SLA_OK) {
+        sla_free(amg);
+        return sh;
+    }
     amg->pattern = sla_pattern_retain((sla_pattern *)A->pattern);
     amg->lev = sla_calloc((size_t)amg->opt.max_levels, sizeof(amg_level), "AMG levels");
     sla_status st = SLA_ENOMEM;
@@ -270,6 +303,8 @@ sla_status sla_amg_create(const sla_matrix *A, int64_t b, const sla_amg_options 
     A0->rp = (int64_t *)sla_pattern_rowptr(A->pattern);
     A0->ci = (int32_t *)sla_pattern_colind(A->pattern);
     A0->borrowed = 1;
+    A0->cplx = amg->cplx;
+    A0->conj_r = amg->cplx && amg->hermitian;   /* R = Pᴴ for Hermitian A, Pᵀ otherwise */
     if ((st = load_values(A0, A, b)) != SLA_OK) goto fail;
     if ((st = build(amg)) != SLA_OK) goto fail;
     *out = amg;
@@ -309,6 +344,15 @@ sla_status sla_amg_update(sla_amg *amg, const sla_matrix *A, int64_t b)
     if (A->dtype != amg->dtype)
         return SLA_FAIL(SLA_EDTYPE, "A is %s but the hierarchy was built for %s",
                         sla_dtype_name(A->dtype), sla_dtype_name(amg->dtype));
+    if (amg->cplx) {   /* R = Pᴴ or Pᵀ was chosen at create: a change of class needs a new one */
+        int herm = 0;
+        SLA_TRY(detect_hermitian(A, b, &herm));
+        if (herm != amg->hermitian)
+            return SLA_FAIL(SLA_EINVAL, "A is %s but the AMG hierarchy was built for a %s A (R = "
+                            "%s): create a new hierarchy", herm ? "Hermitian" : "not Hermitian",
+                            amg->hermitian ? "Hermitian" : "complex symmetric",
+                            amg->hermitian ? "Pᴴ" : "Pᵀ");
+    }
     SLA_TRY(load_values(&amg->lev[0].A, A, b));
     for (int l = 0; l + 1 < amg->nlevels; l++) {
         SLA_TRY(level_smoother(amg, l, 1));
@@ -432,35 +476,70 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
     for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);
 }
 
+/* y = conj(x), n complex values as 2n parts of dtype t (y may be x) */
+static void conj_parts(sla_dtype t, int64_t n, const void *x, void *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t == SLA_COMPLEX128) {
+            ((double *)y)[2 * i] = ((const double *)x)[2 * i];
+            ((double *)y)[2 * i + 1] = -((const double *)x)[2 * i + 1];
+        } else {
+            ((float *)y)[2 * i] = ((const float *)x)[2 * i];
+            ((float *)y)[2 * i + 1] = -((const float *)x)[2 * i + 1];
+        }
+    }
+}
+
+/* z = M⁻¹ r by one V-cycle (trans: the transposed cycle of a real unsymmetric A) */
+static sla_status cycle(sla_amg *amg, int trans, const void *r, void *z)
+{
+    int64_t n = amg->n, parts = n * (amg->cplx ? 2 : 1);
+    amg_level *L0 = &amg->lev[0];
+    const double *b0;
+    double *x0;
+    int wide = part_dtype(amg->dtype) == SLA_FLOAT64;    /* float64 / complex128: no conversion */
+    if (wide && r != z) {
+        b0 = r;
+        x0 = z;
+    } else {
+        if (!L0->b) L0->b = sla_malloc((size_t)parts, sizeof(double), "AMG right-hand side");
+        if (!L0->x) L0->x = sla_malloc((size_t)parts, sizeof(double), "AMG solution");
+        if (!L0->b || !L0->x) return SLA_ENOMEM;
+        amg_to_double(part_dtype(amg->dtype), r, 0, parts, L0->b);
+        b0 = L0->b;
+        x0 = wide ? z : L0->x;
+    }
+    vcycle(amg, 0, trans, b0, x0);
+    if (!wide) amg_from_double(part_dtype(amg->dtype), x0, parts, z);
+    return SLA_OK;
+}
+
 sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z)
 {
     SLA_CHECK_ARG(amg, "amg is NULL");
-    SLA_CHECK_ARG(op == SLA_OP_N || op == SLA_OP_T, "op = %d is neither N nor T", (int)op);
+    SLA_CHECK_ARG(op == SLA_OP_N || op == SLA_OP_T || (op == SLA_OP_C && amg->cplx),
+                  "op = %d is not N or T (or C, complex)", (int)op);
     int64_t n = amg->n;
     if (n == 0) return SLA_OK;
     SLA_CHECK_ARG(r && z, "%s is NULL", r ? "z" : "r");
+    if (amg->cplx) {
+        /* the cycle M is Hermitian (Hermitian A, R = Pᴴ, adjoint sweeps) or complex symmetric
+         * (R = Pᵀ): op C, resp. op T, is M itself; the other is conj(M⁻¹ conj(r)) */
+        if (op == SLA_OP_N || op == (amg->hermitian ? SLA_OP_C : SLA_OP_T)) return cycle(amg, 0, r, z);
+        void *rc = sla_malloc((size_t)n, sla_dtype_size(amg->dtype), "AMG conjugated residual");
+        if (!rc) return SLA_ENOMEM;
+        conj_parts(amg->dtype, n, r, rc);
+        sla_status st = cycle(amg, 0, rc, z);
+        sla_free(rc);
+        if (st == SLA_OK) conj_parts(amg->dtype, n, z, z);
+        return st;
+    }
     int trans = 0;
     if (op == SLA_OP_T) {
         SLA_TRY(ensure_transposes(amg));
         trans = !amg->symmetric;
     }
-    amg_level *L0 = &amg->lev[0];
-    const double *b0;
-    double *x0;
-    if (amg->dtype == SLA_FLOAT64 && r != z) {
-        b0 = r;
-        x0 = z;
-    } else {
-        if (!L0->b) L0->b = sla_malloc((size_t)n, sizeof(double), "AMG right-hand side");
-        if (!L0->x) L0->x = sla_malloc((size_t)n, sizeof(double), "AMG solution");
-        if (!L0->b || !L0->x) return SLA_ENOMEM;
-        amg_to_double(amg->dtype, r, 0, n, L0->b);
-        b0 = L0->b;
-        x0 = amg->dtype == SLA_FLOAT64 ? z : L0->x;
-    }
-    vcycle(amg, 0, trans, b0, x0);
-    if (amg->dtype != SLA_FLOAT64) amg_from_double(amg->dtype, x0, n, z);
-    return SLA_OK;
+    return cycle(amg, trans, r, z);
 }
 
 const char *sla_amg_describe(const sla_amg *amg)

@@ -11,7 +11,9 @@
  * built for the product and freed after it. Two symbolic passes size Ac exactly and write each
  * row's columns in place, sorted (the smoother relies on it); amg_galerkin_numeric computes the
  * values on that pattern, the same call update() makes, so update() reproduces create() bit for
- * bit. Coarse rows are independent: results do not depend on the thread count. */
+ * bit. Coarse rows are independent: results do not depend on the thread count.
+ * Complex hierarchies: Ac = Pᴴ A P (P->conj_r, Hermitian A: Ac Hermitian) or Pᵀ A P (complex
+ * symmetric A: Ac complex symmetric), the value kernels in t_amg_galerkin.h. */
 #include <omp.h>
 #include <string.h>
 
@@ -113,6 +115,8 @@ sla_status amg_galerkin(const amg_csr *A, const amg_csr *P, const amg_csr *PT, a
     int nt = threads_for(m);
     memset(C, 0, sizeof *C);
     C->nrows = C->ncols = m;
+    C->cplx = A->cplx;
+    C->conj_r = A->conj_r;
     int64_t *mark = sla_malloc((size_t)nt * (size_t)m, sizeof(int64_t), "AMG product marks");
     uint64_t *seen = sla_calloc((size_t)nt * (size_t)nw, sizeof(uint64_t), "AMG product fine marks");
     int32_t *rows = sla_malloc((size_t)nt * (size_t)nreach, sizeof(int32_t), "AMG product rows");
@@ -140,7 +144,7 @@ sla_status amg_galerkin(const amg_csr *A, const amg_csr *P, const amg_csr *PT, a
         if (pass == 0) {
             for (int64_t J = 0; J < m; J++) C->rp[J + 1] += C->rp[J];
             C->ci = sla_malloc((size_t)C->rp[m], sizeof(int32_t), "AMG product columns");
-            C->v = sla_malloc((size_t)C->rp[m], sizeof(double), "AMG product values");
+            C->v = sla_malloc((size_t)C->rp[m] * amg_es(A), sizeof(double), "AMG product values");
             if (C->rp[m] > 0 && (!C->ci || !C->v)) goto fail;
         }
     }
@@ -172,47 +176,19 @@ static int64_t ap_row_bound(const amg_csr *A, const amg_csr *P)
     return best;
 }
 
-/* P(i, J): the entry of row i of P in column J (present: i is in column J's list). */
-static inline double p_entry(const amg_csr *P, int64_t i, int32_t J)
-{
-    int64_t s = P->rp[i];
-    while (P->ci[s] != J) s++;
-    return P->v[s];
-}
-
 /* Per-thread work of the numeric product: slot of each column in the current row of Ac (offset
  * from the row start), the row of A P being formed, the stamp of its last writer, and its
  * columns (at most maxlen). */
 typedef struct galerkin_work {
     int32_t *slot;
-    double *acc;
+    double *acc;                 /* ENTRY values of the hierarchy's scalar type */
     int64_t *stamp;
     int32_t *cols;
 } galerkin_work;
 
-/* Ac(J, :) += pij · (A P)(i, :); st: this (J, i) pair's stamp. */
-static void add_ap_row(const amg_csr *A, const amg_csr *P, int64_t i, double pij, int64_t st,
-                       const galerkin_work *w, double *cv)
-{
-    /* (A P)(i, c) = Σ_k a_ik P(k, c) over k in A's row order: 0 + x and x alike start a sum
-     * (a −0 start differs only in the sign of a zero, which vanishes when added to Ac's +0) */
-    int64_t len = 0;
-    for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
-        int64_t r = A->ci[k];
-        double a = A->v[k];
-        for (int64_t q = P->rp[r]; q < P->rp[r + 1]; q++) {
-            int32_t c = P->ci[q];
-            if (w->stamp[c] != st) {
-                w->stamp[c] = st;
-                w->acc[c] = a * P->v[q];
-                w->cols[len++] = c;
-            } else {
-                w->acc[c] += a * P->v[q];
-            }
-        }
-    }
-    for (int64_t t = 0; t < len; t++) cv[w->slot[w->cols[t]]] += pij * w->acc[w->cols[t]];
-}
+#define SLA_TEMPLATE "precond/t_amg_galerkin.h"
+#define SLA_TEMPLATE_COMPLEX
+#include "core/instantiate.h"
 
 sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_csr *PT,
                                 amg_csr *C)
@@ -220,7 +196,7 @@ sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_cs
     int64_t m = P->ncols;
     int nt = threads_for(m);
     int32_t *slot = sla_malloc((size_t)nt * (size_t)m, sizeof(int32_t), "AMG product slots");
-    double *acc = sla_malloc((size_t)nt * (size_t)m, sizeof(double), "AMG product row");
+    double *acc = sla_malloc((size_t)nt * (size_t)m * amg_es(A), sizeof(double), "AMG product row");
     int64_t *stamp = sla_malloc((size_t)nt * (size_t)m, sizeof(int64_t), "AMG product stamps");
     int64_t maxlen = ap_row_bound(A, P);
     int32_t *cols = sla_malloc((size_t)nt * (size_t)maxlen, sizeof(int32_t), "AMG product row columns");
@@ -231,27 +207,8 @@ sla_status amg_galerkin_numeric(const amg_csr *A, const amg_csr *P, const amg_cs
         sla_free(cols);
         return SLA_ENOMEM;
     }
-    #pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        size_t off = (size_t)omp_get_thread_num() * (size_t)m;
-        galerkin_work w = {slot + off, acc + off, stamp + off,
-                           cols + (size_t)omp_get_thread_num() * (size_t)maxlen};
-        for (int64_t c = 0; c < m; c++) w.stamp[c] = -1;
-        /* stamps only grow: one per (J, i) pair met by this thread */
-        int64_t st = 0;
-        #pragma omp for schedule(dynamic, 256)
-        for (int64_t J = 0; J < m; J++) {
-            double *cv = C->v + C->rp[J];
-            for (int64_t s = C->rp[J]; s < C->rp[J + 1]; s++) {
-                w.slot[C->ci[s]] = (int32_t)(s - C->rp[J]);
-                C->v[s] = 0;
-            }
-            for (int64_t t = PT->rp[J]; t < PT->rp[J + 1]; t++, st++) {
-                int64_t i = PT->ci[t];
-                add_ap_row(A, P, i, p_entry(P, i, (int32_t)J), st, &w, cv);
-            }
-        }
-    }
+    galerkin_work w = {slot, acc, stamp, cols};
+    AMG_DISPATCH(A, galerkin_values, (A, P, PT, C, &w, maxlen, nt));
     sla_free(slot);
     sla_free(acc);
     sla_free(stamp);

@@ -1,6 +1,11 @@
 /* Private structures and kernels of the smoothed-aggregation AMG (src/precond/amg*.c).
  *
- * The hierarchy is stored in double whatever the dtype of the input matrix. Every matrix is CSR
+ * The hierarchy is stored in double whatever the dtype of the input matrix: real (float64,
+ * float32 input) or complex (complex128, complex64 input: every value, vector and diagonal of the
+ * hierarchy is then a double complex, stored as (re, im) pairs in the double arrays below, twice
+ * their real length). The value kernels are templates (t_amg_*.h through core/instantiate.h,
+ * real and complex instances; the hierarchy uses the double and double complex ones) dispatched
+ * on amg_csr.cplx (AMG_DISPATCH). Every matrix is CSR
  * with int64 row pointers and int32 column indices sorted within each row (the forward and
  * backward Gauss–Seidel sweeps rely on the order to stop at the diagonal). */
 #ifndef SLA_PRECOND_AMG_INTERNAL_H
@@ -29,10 +34,19 @@ typedef struct amg_csr {
     int32_t *ci;       /* [nnz], sorted within each row */
     double *v;         /* [nnz] */
     int borrowed;      /* rp and ci belong to a pattern (level 0): not freed here */
-    int borrowed_v;    /* v is the caller's float64 array (level 0): not freed here */
+    int borrowed_v;    /* v is the caller's float64 / complex128 array (level 0): not freed here */
+    int cplx;          /* values (and the vectors the kernels take with it) are double complex */
+    int conj_r;        /* every matrix of a complex hierarchy of a Hermitian A: restriction by Pᴴ
+                        * rather than Pᵀ (complex symmetric A), Galerkin Pᴴ A P, Lanczos for ρ */
 } amg_csr;
 
 static inline int64_t amg_nnz(const amg_csr *M) { return M->rp ? M->rp[M->nrows] : 0; }
+
+/* doubles per value of M (2 for a complex hierarchy) */
+static inline size_t amg_es(const amg_csr *M) { return M->cplx ? 2 : 1; }
+
+/* the double or the double complex instance of a value kernel, by the matrix M */
+#define AMG_DISPATCH(M, name, args) ((M)->cplx ? name##_c128 args : name##_f64 args)
 
 /* Bytes one smoother sweep (or residual) of A moves: values and column indices, row pointers,
  * and b, x, the inverse diagonal and the result per row; the rule of sla_par_parts() is applied
@@ -94,8 +108,8 @@ typedef enum amg_coarse_kind {
 
 typedef struct amg_coarse {
     amg_coarse_kind kind;
-    int n;
-    double *f;         /* [n][n] column-major factor */
+    int n, cplx;
+    double *f;         /* [n][n] column-major factor (double complex pairs when cplx) */
     int *ipiv;         /* [n] (LU) */
 } amg_coarse;
 
@@ -108,6 +122,7 @@ struct sla_amg {
     amg_level *lev;            /* [max_levels] */
     amg_coarse coarse;
     int sym_known, symmetric;  /* A_0 exactly symmetric (checked on the first op = T apply) */
+    int cplx, hermitian;       /* complex hierarchy; A_0 Hermitian (R = Pᴴ) or not (R = Pᵀ) */
     int nthreads;              /* OpenMP threads at create: the smoother block count */
     char desc[512];
 };

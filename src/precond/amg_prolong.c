@@ -5,7 +5,8 @@
  * Source: Vaněk, Mandel & Brezina, Computing 56 (1996), sections 3–4 (the weight 4/(3ρ) is their
  * choice for the damped-Jacobi prolongator smoother).
  * Row i of P has one column per aggregate met in row i of A (diagonal included); the pattern
- * depends only on the pattern of A and the aggregates, so update() keeps it. */
+ * depends only on the pattern of A and the aggregates, so update() keeps it. Complex A: the same
+ * smoothing in complex arithmetic (t_amg_prolong.h), P complex, P_tent real. */
 #include <omp.h>
 
 #include "precond/amg_internal.h"
@@ -19,6 +20,8 @@ sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t na
     P->nrows = n;
     P->ncols = nagg;
     P->borrowed = 0;
+    P->cplx = A->cplx;
+    P->conj_r = A->conj_r;
     P->rp = sla_malloc((size_t)n + 1, sizeof(int64_t), "AMG prolongator row pointers");
     if (!mark || !P->rp) goto fail;
     P->rp[0] = 0;
@@ -38,7 +41,7 @@ sla_status amg_prolong_symbolic(const amg_csr *A, const int32_t *agg, int64_t na
     }
     for (int64_t i = 0; i < n; i++) P->rp[i + 1] += P->rp[i];
     P->ci = sla_malloc((size_t)P->rp[n], sizeof(int32_t), "AMG prolongator columns");
-    P->v = sla_malloc((size_t)P->rp[n], sizeof(double), "AMG prolongator values");
+    P->v = sla_malloc((size_t)P->rp[n] * amg_es(A), sizeof(double), "AMG prolongator values");
     if (!P->ci || !P->v) goto fail;
     #pragma omp parallel num_threads(nt) if (n > AMG_PARALLEL_MIN)
     {
@@ -62,32 +65,17 @@ fail:
     return st;
 }
 
+#define SLA_TEMPLATE "precond/t_amg_prolong.h"
+#define SLA_TEMPLATE_COMPLEX
+#include "core/instantiate.h"
+
 sla_status amg_prolong_numeric(const amg_csr *A, const double *diag, const int32_t *agg,
                                double omega, amg_csr *P)
 {
-    int64_t n = A->nrows, nagg = P->ncols;
-    int nt = sla_threads();
-    int64_t *pos = sla_malloc((size_t)nt * (size_t)nagg, sizeof(int64_t), "AMG prolongator slots");
+    int64_t *pos = sla_malloc((size_t)sla_threads() * (size_t)P->ncols, sizeof(int64_t),
+                              "AMG prolongator slots");
     if (!pos) return SLA_ENOMEM;
-    #pragma omp parallel num_threads(nt) if (n > AMG_PARALLEL_MIN)
-    {
-        /* pos[a] = slot of column a in the current row: every aggregate met in row i of A is in
-         * row i of P, so stale entries of earlier rows are never read. */
-        int64_t *ps = pos + (size_t)omp_get_thread_num() * (size_t)nagg;
-        #pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; i++) {
-            for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++) {
-                ps[P->ci[s]] = s;
-                P->v[s] = 0;
-            }
-            if (agg[i] >= 0) P->v[ps[agg[i]]] = 1;
-            double w = omega / diag[i];
-            for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++) {
-                int32_t a = agg[A->ci[k]];
-                if (a >= 0) P->v[ps[a]] -= w * A->v[k];
-            }
-        }
-    }
+    AMG_DISPATCH(A, amg_prolong_numeric, (A, (const void *)diag, agg, omega, P, pos));
     sla_free(pos);
     return SLA_OK;
 }

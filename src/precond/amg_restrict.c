@@ -9,7 +9,8 @@
  * summed afterwards by one thread over the rows that feed any shared column, ascending. So the
  * order, and the bits, do not depend on the thread count. The entries fed by a block's boundary
  * rows are shared too, so that the Gauss–Seidel sweep can restrict each residual as it forms it
- * (amg_gs_forward_restrict, amg_smooth.c) without storing r. */
+ * (amg_gs_forward_restrict, amg_smooth.c) without storing r. Complex hierarchies restrict by
+ * Pᴴ (P->conj_r, Hermitian A) or Pᵀ (complex symmetric A): t_amg_restrict.h. */
 #include <string.h>
 
 #include "precond/amg_internal.h"
@@ -56,7 +57,7 @@ sla_status amg_restrict_build(const amg_csr *P, const amg_blocks *blk, amg_restr
         }
         if (pass) break;
         rs->rows = sla_malloc((size_t)nrows, sizeof(int32_t), "AMG restriction rows");
-        rs->rv = sla_malloc((size_t)nrows, sizeof(double), "AMG restriction residuals");
+        rs->rv = sla_malloc((size_t)nrows * amg_es(P), sizeof(double), "AMG restriction residuals");
         if (!rs->rows || !rs->rv) goto fail;
     }
     rs->nrows = nrows;
@@ -67,30 +68,12 @@ fail:
     return SLA_ENOMEM;
 }
 
+#define SLA_TEMPLATE "precond/t_amg_restrict.h"
+#define SLA_TEMPLATE_COMPLEX
+#include "core/instantiate.h"
+
 void amg_restrict_apply(const amg_csr *P, const amg_blocks *blk, const amg_restrict *rs,
                         const double *r, double *bc)
 {
-    int64_t nc = P->ncols;
-    if (!rs->shared) {
-        memset(bc, 0, sizeof(double) * (size_t)nc);
-        for (int64_t i = 0; i < P->nrows; i++)
-            for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++) bc[P->ci[s]] += P->v[s] * r[i];
-        return;
-    }
-    const unsigned char *sh = rs->shared;
-    #pragma omp parallel num_threads(sla_threads())
-    {
-        #pragma omp for schedule(static)
-        for (int64_t c = 0; c < nc; c++) bc[c] = 0;
-        #pragma omp for schedule(static, 1)
-        for (int t = 0; t < blk->n; t++)
-            for (int64_t i = blk->bounds[t]; i < blk->bounds[t + 1]; i++)
-                for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++)
-                    if (!sh[P->ci[s]]) bc[P->ci[s]] += P->v[s] * r[i];
-    }
-    for (int64_t q = 0; q < rs->nrows; q++) {
-        int64_t i = rs->rows[q];
-        for (int64_t s = P->rp[i]; s < P->rp[i + 1]; s++)
-            if (sh[P->ci[s]]) bc[P->ci[s]] += P->v[s] * r[i];
-    }
+    AMG_DISPATCH(P, amg_restrict_apply, (P, blk, rs, (const void *)r, (void *)bc));
 }

@@ -24,7 +24,7 @@ sla_status sla_preconditioner_create(const sla_matrix *P, sla_precond kind,
                   kind == SLA_PRECOND_ILU0 || kind == SLA_PRECOND_AMG,
                   "kind %s is not a preconditioner built from a matrix (jacobi, ic0, ilu0, amg)",
                   sla_precond_name(kind));
-    SLA_TRY(sla_matrix_check_for(__func__, "P", P, 1));
+    SLA_TRY(sla_matrix_check_for(__func__, "P", P, 1 | SLA_CHECK_COMPLEX_OK));
     int64_t m = sla_pattern_nrows(P->pattern), n = sla_pattern_ncols(P->pattern);
     if (m != n)
         return SLA_FAIL(SLA_ESHAPE, "P is %lld × %lld; a preconditioner needs a square matrix",
@@ -49,7 +49,7 @@ sla_status sla_preconditioner_update(sla_preconditioner *M, const void *values)
     SLA_CHECK_ARG(M, "M is NULL");
     sla_matrix P = M->P;
     P.values = values;
-    SLA_TRY(sla_matrix_check_for(__func__, "values", &P, 1));
+    SLA_TRY(sla_matrix_check_for(__func__, "values", &P, 1 | SLA_CHECK_COMPLEX_OK));
     sla_status st = sla_pc_update(M->pc, &P, NULL);
     M->broken = st < 0;
     if (st < 0) {
@@ -64,7 +64,9 @@ sla_status sla_preconditioner_apply(sla_preconditioner *M, sla_op op, int64_t ba
                                     const void *r, void *z)
 {
     SLA_CHECK_ARG(M, "M is NULL");
-    SLA_CHECK_ARG(op == SLA_OP_N || op == SLA_OP_T, "op = %d is not N or T", (int)op);
+    SLA_CHECK_ARG(op == SLA_OP_N || op == SLA_OP_T ||
+                  (op == SLA_OP_C && sla_dtype_is_complex(M->P.dtype)),
+                  "op = %d is not N or T (or C, complex)", (int)op);
     SLA_CHECK_ARG(batch_index >= 0 && batch_index < M->P.batch,
                   "batch_index = %lld is not in [0, %lld)", (long long)batch_index,
                   (long long)M->P.batch);

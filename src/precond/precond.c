@@ -50,9 +50,9 @@ static sla_status pc_create(const sla_matrix *A, int64_t n, sla_dtype dtype, int
                   sla_precond_name(o->kind));
     SLA_CHECK_ARG(o->kind != SLA_PRECOND_USER || o->user, "user preconditioner callback is NULL");
     if (sla_dtype_is_complex(dtype) && o->kind != SLA_PRECOND_USER && o->kind != SLA_PRECOND_NONE &&
-        o->kind != SLA_PRECOND_JACOBI && o->kind != SLA_PRECOND_ILU0 && o->kind != SLA_PRECOND_IC0)
+        o->kind != SLA_PRECOND_JACOBI && o->kind != SLA_PRECOND_ILU0 && o->kind != SLA_PRECOND_IC0 && o->kind != SLA_PRECOND_AMG)
         return SLA_FAIL(SLA_EDTYPE, "preconditioner %s does not take %s values yet (none, "
-                        "jacobi, ic0, ilu0 and user do)", sla_precond_name(o->kind),
+                        "jacobi, ic0, ilu0, amg and user do)", sla_precond_name(o->kind),
                         sla_dtype_name(dtype));
     sla_pc *pc = sla_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return SLA_ENOMEM;

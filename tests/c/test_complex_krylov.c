@@ -41,13 +41,15 @@ static void coo_finish(coo *t, int64_t n, sla_pattern **p, zc **values)
     free(t->r); free(t->c); free(t->v);
 }
 
-enum { HERMITIAN, HELMHOLTZ, GENERAL };
+enum { HERMITIAN, HELMHOLTZ, GENERAL, SHIFTED };
 
 /* On an N × N grid (h = 1/(N+1)), scaled by h²:
  *   HERMITIAN  the magnetic Laplacian (links e^{±iθ}) + 0.05: Hermitian positive definite;
  *   HELMHOLTZ  −Δ − k²(1 + 0.05i) with a first-order absorbing condition (−i k h on the
  *              boundary rows' diagonal): complex symmetric, not Hermitian;
- *   GENERAL    HELMHOLTZ plus a first-order convection term in x: neither. */
+ *   GENERAL    HELMHOLTZ plus a first-order convection term in x: neither;
+ *   SHIFTED    HELMHOLTZ with the complex shift −k²(1 + 0.5i): the shifted Laplacian of
+ *              Erlangga, Oosterlee & Vuik (2006), with the sign of the problem's damping. */
 static void grid_matrix(int kind, int64_t N, double k, sla_pattern **p, zc **values)
 {
     coo t = {0};
@@ -58,7 +60,7 @@ static void grid_matrix(int kind, int64_t N, double k, sla_pattern **p, zc **val
             zc d = 4;
             int boundary = x == 0 || y == 0 || x == N - 1 || y == N - 1;
             if (kind == HERMITIAN) d += 0.05;
-            else d -= k * k * h * h * (1 + 0.05 * I) + (boundary ? I * k * h : 0);
+            else d -= k * k * h * h * (1 + (kind == SHIFTED ? 0.5 : 0.05) * I) + (boundary ? I * k * h : 0);
             coo_add(&t, i, i, d);
             const int64_t nb[4][2] = {{x + 1, y}, {x - 1, y}, {x, y + 1}, {x, y - 1}};
             for (int q = 0; q < 4; q++) {
@@ -144,6 +146,8 @@ static void methods_vs_zgesv(void **state)
         {SLA_METHOD_CG, HERMITIAN, SLA_PRECOND_NONE, 5},      /* ops: bit N=1, T=2, C=4 */
         {SLA_METHOD_CG, HERMITIAN, SLA_PRECOND_JACOBI, 5},
         {SLA_METHOD_CG, HERMITIAN, SLA_PRECOND_IC0, 7},      /* Aᵀ = conj(A): Hermitian PD too */
+        {SLA_METHOD_CG, HERMITIAN, SLA_PRECOND_AMG, 7},
+        {SLA_METHOD_COCG, HELMHOLTZ, SLA_PRECOND_AMG, 7},
         {SLA_METHOD_MINRES, HERMITIAN, SLA_PRECOND_NONE, 5},
         {SLA_METHOD_MINRES, HERMITIAN, SLA_PRECOND_JACOBI, 5},
         {SLA_METHOD_COCG, HELMHOLTZ, SLA_PRECOND_NONE, 7},
@@ -464,13 +468,261 @@ static void ic0_complex(void **state)
     sla_pattern_free(&p);
 }
 
+/* The magnetic Laplacian with a weak field: links −e^{iα(y+1)} along x, −1 along y, diagonal
+ * 4 + shift (Hermitian positive definite; with α ~ 1/N² the field is smooth on the grid and the
+ * matrix as ill-conditioned as the Poisson matrix) */
+static void magnetic_weak(int64_t N, double alpha, double shift, sla_pattern **p, zc **values)
+{
+    coo t = {0};
+    for (int64_t y = 0; y < N; y++)
+        for (int64_t x = 0; x < N; x++) {
+            int64_t i = y * N + x;
+            coo_add(&t, i, i, 4 + shift);
+            zc e = -cexp(I * alpha * (double)(y + 1));
+            if (x + 1 < N) coo_add(&t, i, i + 1, e);
+            if (x > 0) coo_add(&t, i, i - 1, conj(e));
+            if (y + 1 < N) coo_add(&t, i, i + N, -1);
+            if (y > 0) coo_add(&t, i, i - N, -1);
+        }
+    coo_finish(&t, N * N, p, values);
+}
+
+/* complex inner products u = xᴴy (conj = 1) or xᵀy */
+static zc zdot(int64_t n, const zc *x, const zc *y, int cj)
+{
+    zc s = 0;
+    for (int64_t i = 0; i < n; i++) s += (cj ? conj(x[i]) : x[i]) * y[i];
+    return s;
+}
+
+static int user_amg(void *ctx, sla_op op, int64_t b, const void *r, void *z)
+{
+    return sla_preconditioner_apply(ctx, op, b, r, z) == SLA_OK ? 0 : 1;
+}
+
+/* complex AMG on Hermitian PD A (R = Pᴴ): the V-cycle is Hermitian (⟨M⁻¹x, y⟩ = ⟨x, M⁻¹y⟩),
+ * CG + AMG needs a bounded number of iterations on the magnetic Laplacian 32² to 128² with a
+ * fixed total flux 10 (α = 10/N²)
+ * (CG + Jacobi grows with the grid), x against zgesv at 24²; a real matrix handed as complex
+ * gives the real AMG-CG's iterations and x */
+static void amg_hermitian(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = {24, 32, 64, 128};
+    int64_t it_amg[4], it_jac[4];
+    for (int q = 0; q < 4; q++) {
+        int64_t N = sizes[q], n = N * N;
+        sla_pattern *p;
+        zc *v;
+        magnetic_weak(N, 10.0 / (double)(N * N), 1e-4, &p, &v);   /* a fixed total flux */
+        sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, v);
+        zc *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+        zc *y = malloc((size_t)n * sizeof *y), *mx = malloc((size_t)n * sizeof *mx);
+        zc *my = malloc((size_t)n * sizeof *my);
+        random_vec(n, 31 + (uint64_t)q, b);
+        sla_solve_info ia, ij;
+        sla_solver *s = krylov(&A, SLA_METHOD_CG, SLA_PRECOND_AMG, 1e-8);
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &ia));
+        if (q == 0) printf("# %s\n", sla_solver_describe(s));
+        sla_solver_free(&s);
+        assert_true(ia.converged && ia.relative_residual <= 1e-8);
+        if (q == 0) {                            /* against the dense solve */
+            zc *D = dense_colmajor(p, v), *ref = malloc((size_t)n * sizeof *ref);
+            dense_solve(n, D, SLA_OP_N, b, ref);
+            assert_true(rel_err(n, x, ref) < 1e-6);
+            free(D); free(ref);
+        }
+        s = krylov(&A, SLA_METHOD_CG, SLA_PRECOND_JACOBI, 1e-8);
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &ij));
+        sla_solver_free(&s);
+        it_amg[q] = ia.iterations;
+        it_jac[q] = ij.iterations;
+        printf("# weak-field magnetic Laplacian %lld²: CG + AMG %lld, CG + Jacobi %lld iterations\n",
+               (long long)N, (long long)ia.iterations, (long long)ij.iterations);
+        /* the V-cycle is Hermitian: ⟨M⁻¹x, y⟩ = ⟨x, M⁻¹y⟩ */
+        sla_preconditioner *M;
+        TU_OK(sla_preconditioner_create(&A, SLA_PRECOND_AMG, &M));
+        random_vec(n, 41, x);
+        random_vec(n, 42, y);
+        TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, x, mx));
+        TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, y, my));
+        zc l = zdot(n, mx, y, 1), r = zdot(n, x, my, 1);
+        if (cabs(l - r) > 1e-12 * cabs(l)) fail_msg("⟨M⁻¹x, y⟩ = %g%+gi, ⟨x, M⁻¹y⟩ = %g%+gi",
+                                                   creal(l), cimag(l), creal(r), cimag(r));
+        /* op C is op N, op T is conj(M⁻¹ conj(x)) */
+        TU_OK(sla_preconditioner_apply(M, SLA_OP_C, 0, x, my));
+        assert_true(rel_err(n, my, mx) == 0);
+        for (int64_t i = 0; i < n; i++) y[i] = conj(x[i]);
+        TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, y, my));
+        TU_OK(sla_preconditioner_apply(M, SLA_OP_T, 0, x, mx));
+        for (int64_t i = 0; i < n; i++) assert_true(mx[i] == conj(my[i]));
+        if (q == 0) {   /* values that are not Hermitian any more: refused, not a wrong cycle */
+            zc *w = malloc((size_t)sla_pattern_nnz(p) * sizeof *w);
+            for (int64_t k = 0; k < sla_pattern_nnz(p); k++) w[k] = creal(v[k]) + 0.1 * I;
+            assert_int_equal(sla_preconditioner_update(M, w), SLA_EINVAL);
+            assert_non_null(strstr(sla_last_error(), "create a new hierarchy"));
+            assert_int_equal(sla_preconditioner_apply(M, SLA_OP_N, 0, x, mx), SLA_EINVAL);
+            free(w);
+        }
+        sla_preconditioner_free(&M);
+        free(b); free(x); free(y); free(mx); free(my); free(v);
+        sla_pattern_free(&p);
+    }
+    assert_true(it_amg[3] <= it_amg[1] + 8);     /* bounded: 32² → 128² */
+    assert_true(3 * it_amg[3] < it_jac[3]);
+    assert_true(it_jac[3] > 2 * it_jac[1]);      /* Jacobi's grow with the grid */
+
+    sla_pattern *p;                              /* a real matrix handed as complex */
+    double *a;
+    tu_poisson2d(64, 64, &p, &a);
+    int64_t n = 4096, nnz = sla_pattern_nnz(p);
+    zc *az = malloc((size_t)nnz * sizeof *az), *bz = malloc((size_t)n * sizeof *bz);
+    zc *xz = malloc((size_t)n * sizeof *xz);
+    double *br = malloc((size_t)n * sizeof *br), *xr = malloc((size_t)n * sizeof *xr);
+    for (int64_t k = 0; k < nnz; k++) az[k] = a[k];
+    tu_fill_random(br, n, 5);
+    for (int64_t i = 0; i < n; i++) bz[i] = br[i];
+    sla_matrix Ar = sla_matrix_view(p, SLA_FLOAT64, 1, a), Az = sla_matrix_view(p, SLA_COMPLEX128, 1, az);
+    sla_solver *sr = krylov(&Ar, SLA_METHOD_CG, SLA_PRECOND_AMG, 1e-10);
+    sla_solver *sz = krylov(&Az, SLA_METHOD_CG, SLA_PRECOND_AMG, 1e-10);
+    sla_solve_info ir, iz;
+    TU_OK(sla_solver_solve(sr, SLA_OP_N, 1, br, xr, &ir));
+    TU_OK(sla_solver_solve(sz, SLA_OP_N, 1, bz, xz, &iz));
+    double e = 0, m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        e = fmax(e, cabs(xz[i] - xr[i]));
+        m = fmax(m, fabs(xr[i]));
+        assert_true(cimag(xz[i]) == 0);
+    }
+    if (iz.iterations != ir.iterations || e > 1e-12 * m)
+        fail_msg("AMG real as complex: %lld vs %lld iterations, |x_c − x_r| = %g",
+                 (long long)iz.iterations, (long long)ir.iterations, e / m);
+    sla_solver_free(&sr);
+    sla_solver_free(&sz);
+    free(az); free(bz); free(xz); free(br); free(xr); free(a);
+    sla_pattern_free(&p);
+}
+
+/* complex AMG on a complex symmetric A (R = Pᵀ) as the shifted-Laplacian preconditioner of a 2D
+ * Helmholtz problem (Erlangga, Oosterlee & Vuik 2006): the cycle of A_shift = −Δ − k²(1 + 0.5i)
+ * is complex symmetric (xᵀM⁻¹y = yᵀM⁻¹x), and COCG and GMRES on A = −Δ − k²(1 + 0.05i) with
+ * it need far fewer iterations than without; residuals checked */
+static void amg_shifted_laplacian(void **state)
+{
+    (void)state;
+    const int64_t N = 80, n = N * N;
+    double k = 0.6 * (double)(N + 1);             /* k h = 0.6: 10 points per wavelength */
+    sla_pattern *p, *ps;
+    zc *v, *vs;
+    grid_matrix(HELMHOLTZ, N, k, &p, &v);
+    grid_matrix(SHIFTED, N, k, &ps, &vs);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, v), As = sla_matrix_view(ps, SLA_COMPLEX128, 1, vs);
+    sla_preconditioner *M;
+    TU_OK(sla_preconditioner_create(&As, SLA_PRECOND_AMG, &M));
+    printf("# shifted Laplacian: %s\n", sla_preconditioner_describe(M));
+    assert_non_null(strstr(sla_preconditioner_describe(M), "complex symmetric"));
+    zc *b = calloc((size_t)n, sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    zc *y = malloc((size_t)n * sizeof *y), *mx = malloc((size_t)n * sizeof *mx);
+    zc *my = malloc((size_t)n * sizeof *my);
+    random_vec(n, 51, x);
+    random_vec(n, 52, y);
+    TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, x, mx));
+    TU_OK(sla_preconditioner_apply(M, SLA_OP_N, 0, y, my));
+    zc l = zdot(n, mx, y, 0), r = zdot(n, x, my, 0);
+    assert_true(cabs(l - r) <= 1e-12 * cabs(l));
+    b[(N / 2) * N + N / 2] = 1;                   /* a point source */
+    const sla_method ms[] = {SLA_METHOD_COCG, SLA_METHOD_GMRES};
+    for (int q = 0; q < 2; q++) {
+        sla_solve_info i0, i1;
+        sla_solver *s = krylov(&A, ms[q], SLA_PRECOND_NONE, 1e-8);
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &i0));
+        sla_solver_free(&s);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = ms[q];
+        o.rtol = 1e-8;
+        o.maxiter = 5000;
+        o.restart = 400;
+        o.precond = SLA_PRECOND_USER;
+        o.user_precond = user_amg;
+        o.user_precond_ctx = M;
+        TU_OK(sla_solver_create(&A, &o, &s));
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &i1));
+        sla_solver_free(&s);
+        printf("# Helmholtz %lld², k h = 0.6: %s %lld iterations, with AMG(shifted Laplacian) %lld\n",
+               (long long)N, sla_method_name(ms[q]), (long long)i0.iterations,
+               (long long)i1.iterations);
+        assert_true(i0.converged && i1.converged && i1.relative_residual <= 1e-8);
+        assert_true(2 * i1.iterations < i0.iterations);
+    }
+    sla_preconditioner_free(&M);
+    free(b); free(x); free(y); free(mx); free(my); free(v); free(vs);
+    sla_pattern_free(&p);
+    sla_pattern_free(&ps);
+}
+
+/* the magnetic Laplacian 60² (α = 10/N²): CG + AMG to rtol 1e-12 matches the sparse direct
+ * (LU) solve to 1e-8 in fewer iterations than CG + Jacobi; CG or MINRES + AMG of a complex
+ * symmetric (non-Hermitian) A is refused, naming the method */
+static void amg_magnetic_direct(void **state)
+{
+    (void)state;
+    const int64_t N = 60, n = N * N;
+    sla_pattern *p;
+    zc *v;
+    magnetic_weak(N, 10.0 / (double)(N * N), 1e-4, &p, &v);
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, v);
+    zc *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    zc *ref = malloc((size_t)n * sizeof *ref);
+    random_vec(n, 61, b);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_LU;
+    sla_solver *s;
+    sla_solve_info ia, ij, id;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, ref, &id));
+    sla_solver_free(&s);
+    s = krylov(&A, SLA_METHOD_CG, SLA_PRECOND_JACOBI, 1e-12);
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &ij));
+    sla_solver_free(&s);
+    s = krylov(&A, SLA_METHOD_CG, SLA_PRECOND_AMG, 1e-12);
+    TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, &ia));
+    sla_solver_free(&s);
+    double e = rel_err(n, x, ref);
+    printf("# magnetic Laplacian 60²: CG + AMG %lld, CG + Jacobi %lld iterations; "
+           "|x − x_LU| / |x_LU| = %.2e\n", (long long)ia.iterations, (long long)ij.iterations, e);
+    assert_true(ia.converged && ij.converged);
+    assert_true(2 * ia.iterations < ij.iterations);
+    assert_true(e < 1e-8);
+    free(b); free(x); free(ref); free(v);
+    sla_pattern_free(&p);
+
+    grid_matrix(HELMHOLTZ, 20, 12.6, &p, &v);        /* complex symmetric, not Hermitian */
+    A = sla_matrix_view(p, SLA_COMPLEX128, 1, v);
+    const sla_method ms[] = {SLA_METHOD_CG, SLA_METHOD_MINRES};
+    for (int q = 0; q < 2; q++) {
+        sla_solver_options_init(&o);
+        o.method = ms[q];
+        o.precond = SLA_PRECOND_AMG;
+        s = NULL;
+        assert_int_equal(sla_solver_create(&A, &o, &s), SLA_EINVAL);
+        assert_null(s);
+        assert_non_null(strstr(sla_last_error(), "needs a Hermitian A"));
+        assert_non_null(strstr(sla_last_error(), sla_method_name(ms[q])));
+    }
+    free(v);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(methods_vs_zgesv), cmocka_unit_test(real_as_complex),
         cmocka_unit_test(cocg_helmholtz), cmocka_unit_test(vjp_vs_lu),
         cmocka_unit_test(cocg_breakdown), cmocka_unit_test(auto_rules),
-        cmocka_unit_test(ic0_complex),
+        cmocka_unit_test(ic0_complex), cmocka_unit_test(amg_hermitian),
+        cmocka_unit_test(amg_shifted_laplacian), cmocka_unit_test(amg_magnetic_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
