@@ -241,6 +241,15 @@ static void test_unconfirmable_is_not_success(void **state)
     /* the dense path has no such limit */
     o.method = SLA_EIGSH_DENSE;
     check_run(&A, k, o, ref, 1, "dense, n = 18");
+    /* the same matrix as complex128 on the native complex Lanczos (hlanczos.c's hl_certify):
+     * not converged, the same reason */
+    double zv[36];
+    for (int64_t i = 0; i < n; i++) { zv[2 * i] = dv[i]; zv[2 * i + 1] = 0; }
+    sla_matrix Z = sla_matrix_view(p, SLA_COMPLEX128, 1, zv);
+    o.method = SLA_EIGSH_LANCZOS;
+    st = check_run(&Z, k, o, ref, 0, "complex, lanczos, n = 18");
+    assert_int_equal(st, SLA_NOT_CONVERGED);
+    assert_non_null(strstr(sla_last_error(), "does not fit"));
     sla_pattern_free(&p);
 }
 
