@@ -111,4 +111,8 @@ SLA_API sla_status sla_matrix_check_space(const char *func, const char *name,
  *  *bad = first bad index (in entries). */
 SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
 
+/** y = conj(x) for n entries of dtype, interleaved (re, im) for the complex dtypes; a copy for
+ *  the real ones. y may be x. Never fails. */
+SLA_API void sla_conj(sla_dtype dtype, int64_t n, const void *x, void *y);
+
 #endif

@@ -114,3 +114,12 @@ sla_status sla_matrix_add(double alpha, const sla_matrix *A, double beta, const 
                                    B->values, out));
     return SLA_OK;
 }
+
+void sla_conj(sla_dtype dtype, int64_t n, const void *x, void *y)
+{
+    if (x != y) memcpy(y, x, (size_t)n * sla_dtype_size(dtype));
+    if (dtype == SLA_COMPLEX128)
+        for (int64_t i = 0; i < n; i++) ((double *)y)[2 * i + 1] = -((double *)y)[2 * i + 1];
+    else if (dtype == SLA_COMPLEX64)
+        for (int64_t i = 0; i < n; i++) ((float *)y)[2 * i + 1] = -((float *)y)[2 * i + 1];
+}

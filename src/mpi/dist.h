@@ -152,6 +152,10 @@ struct sla_dist_pattern {
  * memory. Local. */
 sla_dist_pattern *dist_pattern_new(const sla_dist_layout *rows, const sla_dist_layout *cols);
 void dist_pattern_destroy(sla_dist_pattern *P);
+/* A constructor's last step: on st == SLA_OK the halo plan is built (collective) and P goes to
+ * *out; on any failure P is destroyed and the status returned (P may be NULL then). */
+sla_status dist_pattern_finish(sla_dist_pattern *P, const char *func, sla_status st,
+                               sla_dist_pattern **out);
 /* Common checks of a constructor's layouts and out (local). */
 sla_status dist_pattern_check_layouts(const char *func, const sla_dist_layout *rows,
                                       const sla_dist_layout *cols, sla_dist_pattern **out);

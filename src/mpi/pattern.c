@@ -217,6 +217,18 @@ static sla_status assemble(sla_dist_pattern *P, const char *func, const int64_t 
     return st;
 }
 
+sla_status dist_pattern_finish(sla_dist_pattern *P, const char *func, sla_status st,
+                               sla_dist_pattern **out)
+{
+    if (st == SLA_OK) st = dist_halo_build(P, func);
+    if (st < 0) {
+        dist_pattern_destroy(P);
+        return st;
+    }
+    *out = P;
+    return SLA_OK;
+}
+
 sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows, const sla_dist_layout *cols,
                                      int64_t nnz_in, const int64_t *row, const int64_t *col,
                                      sla_dist_pattern **out)
@@ -236,13 +248,7 @@ sla_status sla_dist_pattern_from_coo(const sla_dist_layout *rows, const sla_dist
     if (st == SLA_OK) st = send_entries(P, __func__, row, col, &recv);
     if (st == SLA_OK) st = assemble(P, __func__, recv);
     sla_free(recv);
-    if (st == SLA_OK) st = dist_halo_build(P, __func__);
-    if (st < 0) {
-        dist_pattern_destroy(P);
-        return st;
-    }
-    *out = P;
-    return SLA_OK;
+    return dist_pattern_finish(P, __func__, st, out);
 }
 
 sla_dist_pattern *sla_dist_pattern_retain(sla_dist_pattern *P)

@@ -305,11 +305,5 @@ sla_status sla_dist_pattern_from_csr(const sla_dist_layout *rows, const sla_dist
     sla_free(gcol);
     sla_free(gowner);
     sla_free(keys);
-    if (st == SLA_OK) st = dist_halo_build(P, __func__);
-    if (st < 0) {
-        dist_pattern_destroy(P);
-        return st;
-    }
-    *out = P;
-    return SLA_OK;
+    return dist_pattern_finish(P, __func__, st, out);
 }

@@ -476,20 +476,6 @@ static void vcycle(sla_amg *amg, int l, int trans, const double *b, double *x)
     for (int s = 0; s < amg->opt.postsmooth; s++) sweep(amg, L, trans, b, x, 1, 0);
 }
 
-/* y = conj(x), n complex values as 2n parts of dtype t (y may be x) */
-static void conj_parts(sla_dtype t, int64_t n, const void *x, void *y)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (t == SLA_COMPLEX128) {
-            ((double *)y)[2 * i] = ((const double *)x)[2 * i];
-            ((double *)y)[2 * i + 1] = -((const double *)x)[2 * i + 1];
-        } else {
-            ((float *)y)[2 * i] = ((const float *)x)[2 * i];
-            ((float *)y)[2 * i + 1] = -((const float *)x)[2 * i + 1];
-        }
-    }
-}
-
 /* z = M⁻¹ r by one V-cycle (trans: the transposed cycle of a real unsymmetric A) */
 static sla_status cycle(sla_amg *amg, int trans, const void *r, void *z)
 {
@@ -528,10 +514,10 @@ sla_status sla_amg_apply(sla_amg *amg, sla_op op, const void *r, void *z)
         if (op == SLA_OP_N || op == (amg->hermitian ? SLA_OP_C : SLA_OP_T)) return cycle(amg, 0, r, z);
         void *rc = sla_malloc((size_t)n, sla_dtype_size(amg->dtype), "AMG conjugated residual");
         if (!rc) return SLA_ENOMEM;
-        conj_parts(amg->dtype, n, r, rc);
+        sla_conj(amg->dtype, n, r, rc);
         sla_status st = cycle(amg, 0, rc, z);
         sla_free(rc);
-        if (st == SLA_OK) conj_parts(amg->dtype, n, z, z);
+        if (st == SLA_OK) sla_conj(amg->dtype, n, z, z);
         return st;
     }
     int trans = 0;

@@ -67,7 +67,7 @@ static sla_status ic0_update(sla_pc *pc, const sla_matrix *A)
                            F->dslot[fi] < 0 ? " (no diagonal entry stored)" : "");
     sla_tri_mirror_gather(&F->Lt, pc->dtype, pc->batch, F->Lv);
     if (sla_dtype_is_complex(pc->dtype))          /* Lᴴ for the backward substitution */
-        sla_tri_conj(pc->dtype, pc->batch * F->Lt.T.nnz, F->Lt.values, F->Lt.values);
+        sla_conj(pc->dtype, pc->batch * F->Lt.T.nnz, F->Lt.values, F->Lt.values);
     return SLA_OK;
 }
 
@@ -115,10 +115,10 @@ static sla_status ic0_apply(const sla_pc *pc, sla_op op, int64_t b, const void *
     sla_dtype t = pc->dtype;
     const char *d = (const char *)F->dinv + (size_t)(b * pc->n) * sla_dtype_size(t);
     int cj = op == SLA_OP_T && sla_dtype_is_complex(t);
-    if (cj) sla_tri_conj(t, pc->n, r, z);
+    if (cj) sla_conj(t, pc->n, r, z);
     sla_tri_solve(&F->L, t, sla_tri_values(&F->L, t, F->Lv, b), d, cj ? z : r, z);
     sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), d, z, z);
-    if (cj) sla_tri_conj(t, pc->n, z, z);
+    if (cj) sla_conj(t, pc->n, z, z);
     return SLA_OK;
 }
 

@@ -120,10 +120,10 @@ static sla_status ilu0_apply(const sla_pc *pc, sla_op op, int64_t b, const void 
         if (!F->transposed)
             return SLA_FAIL(SLA_EINTERNAL, "ILU(0) applied transposed before prepare(T)");
         int cj = op == SLA_OP_C && sla_dtype_is_complex(t);
-        if (cj) sla_tri_conj(t, pc->n, r, z);
+        if (cj) sla_conj(t, pc->n, r, z);
         sla_tri_solve(&F->Ut.T, t, sla_tri_values(&F->Ut.T, t, F->Ut.values, b), d, cj ? z : r, z);
         sla_tri_solve(&F->Lt.T, t, sla_tri_values(&F->Lt.T, t, F->Lt.values, b), NULL, z, z);
-        if (cj) sla_tri_conj(t, pc->n, z, z);
+        if (cj) sla_conj(t, pc->n, z, z);
     }
     return SLA_OK;
 }

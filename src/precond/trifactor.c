@@ -158,23 +158,6 @@ void sla_tri_solve(const sla_tri *T, sla_dtype dtype, const void *values, const 
     SLA_DISPATCH_ALL(dtype, tri_solve, (T, values, inv_diag, rhs, out));
 }
 
-void sla_tri_conj(sla_dtype dtype, int64_t n, const void *x, void *y)
-{
-    if (!sla_dtype_is_complex(dtype)) {
-        if (x != y) memcpy(y, x, (size_t)n * sla_dtype_size(dtype));
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        if (dtype == SLA_COMPLEX128) {
-            ((double *)y)[2 * i] = ((const double *)x)[2 * i];
-            ((double *)y)[2 * i + 1] = -((const double *)x)[2 * i + 1];
-        } else {
-            ((float *)y)[2 * i] = ((const float *)x)[2 * i];
-            ((float *)y)[2 * i + 1] = -((const float *)x)[2 * i + 1];
-        }
-    }
-}
-
 void *sla_tri_values(const sla_tri *T, sla_dtype dtype, const void *values, int64_t b)
 {
     return (char *)values + (size_t)(b * T->nnz) * sla_dtype_size(dtype);

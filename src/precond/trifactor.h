@@ -47,9 +47,6 @@ void sla_tri_free(sla_tri *T);
 void sla_tri_solve(const sla_tri *T, sla_dtype dtype, const void *values, const void *inv_diag,
                    const void *rhs, void *out);
 
-/* y = conj(x) for n entries of a complex dtype (y may be x; nothing for a real dtype). */
-void sla_tri_conj(sla_dtype dtype, int64_t n, const void *x, void *y);
-
 /* Batch element b of factor values [batch][T->nnz] of dtype. */
 void *sla_tri_values(const sla_tri *T, sla_dtype dtype, const void *values, int64_t b);
 

@@ -37,15 +37,6 @@ static sla_status vjp_check(const char *func, sla_solver *s, sla_op op, int64_t 
     return SLA_OK;
 }
 
-/* x ← conj(x) for a block of `total` entries of a complex dtype */
-static void conj_block(sla_dtype dtype, int64_t total, void *x)
-{
-    for (int64_t i = 0; i < total; i++) {
-        if (dtype == SLA_COMPLEX128) ((double *)x)[2 * i + 1] = -((double *)x)[2 * i + 1];
-        else ((float *)x)[2 * i + 1] = -((float *)x)[2 * i + 1];
-    }
-}
-
 /* λ = op(A)⁻ᴴ G into lam (total entries; op(A)⁻ᵀ for real dtypes; complex op = T:
  * (Aᵀ)⁻ᴴ = conj(A)⁻¹, so λ = conj(A⁻¹ conj(G))), solved on G·2^−e with 2^e ≥ ‖G‖∞ > 2^(e−1): the
  * scaled right-hand side is exact and of unit size, so that tiny cotangents (float32, or
@@ -71,13 +62,13 @@ static sla_status adjoint_solve(sla_solver *s, sla_op op, int64_t nrhs, const vo
     p.x0_nonzero = 0;
     sla_status st = sla_solver_block_scale(s, -e, G, total, rhs);
     int cj = op == SLA_OP_T && sla_dtype_is_complex(s->dtype);
-    if (cj) conj_block(s->dtype, total, rhs);
+    if (cj) sla_conj(s->dtype, total, rhs, rhs);
     if (st >= 0)
         st = sla_solver_run(s, op != SLA_OP_N ? SLA_OP_N
                                : sla_dtype_is_complex(s->dtype) ? SLA_OP_C : SLA_OP_T,
                             nrhs, rhs, lam, total, &p, info, want_residual);
     sla_solver_block_free(s, total, rhs);
-    if (st >= 0 && cj) conj_block(s->dtype, total, lam);
+    if (st >= 0 && cj) sla_conj(s->dtype, total, lam, lam);
     if (st >= 0) {
         sla_status sc = sla_solver_block_scale(s, e, lam, total, lam);
         if (sc < 0) return sc;
