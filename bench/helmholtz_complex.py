@@ -1,8 +1,11 @@
 """Complex 2D Helmholtz (examples/helmholtz.py's operator: 5-point Laplacian, sponge layer as a
-complex shift): one factor + solve of A x = b, complex128, by torch_sla (libsla's UMFPACK
-complex LU through A.solve, a fresh SparseTensor on new index tensors each repeat, so that
-nothing is cached: analysis + factorization + solve) against
-SciPy's spsolve (SuperLU) on the same CSR matrix, in the same run; the residuals of both.
+complex shift): one factor + solve of A x = b, complex128, by torch_sla (A.solve with method
+'auto': libsla's MUMPS complex symmetric LDLᵀ, or --method lu for UMFPACK's LU; a fresh
+SparseTensor on new index tensors each repeat and torch_sla's pattern and solver caches
+cleared, so that nothing is reused: pattern + analysis + factorization + solve) against
+SciPy's spsolve (SuperLU) on the same CSR matrix, in the same run, the two alternating repeat
+by repeat (so that neither alone meets memory the process has not touched before, slower on a
+virtual machine); the residuals of both.
 One JSON object; ratio = SciPy time / torch_sla time (median of the repeats of wall time), and
 cpu_ratio the same for process CPU time (time.process_time: every thread of this process, not
 polluted by other jobs on a shared machine; every solver here runs in this process). loadavg_start
@@ -17,7 +20,8 @@ ILU(0), and spilu's threshold ILU on this matrix is a sparse LU in cost) capped 
 best_ratio = SciPy's best time to a solution (spsolve, or gmres when it converged) / ours.
 
 Run: PYTHONPATH=python SLA_LIBRARY=build/libsla.so /usr/bin/python3 bench/helmholtz_complex.py
-[--size 300] [--repeats 3] [--waves 6] [--krylov 1e-8] [--krylov-maxiter 2000] [--out FILE]
+[--size 300] [--repeats 3] [--waves 6] [--method auto|lu|ldlt] [--krylov 1e-8]
+[--krylov-maxiter 2000] [--out FILE]
 """
 import argparse
 import json
@@ -38,15 +42,26 @@ from torch_sla import SparseTensor  # noqa: E402
 from helmholtz import setup  # noqa: E402
 
 
-def median_time(fn, repeats):
-    """(median wall s, median process CPU s, last result) over the repeats"""
-    times, cpus, out = [], [], None
+def alternating_medians(fns, repeats):
+    """[(median wall s, median process CPU s, last result)] of each fn, the fns called in turn
+    repeat after repeat"""
+    times = [[] for _ in fns]
+    cpus = [[] for _ in fns]
+    outs = [None] * len(fns)
     for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        cpus.append(time.process_time() - c0)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), float(np.median(cpus)), out
+        for k, fn in enumerate(fns):
+            t0, c0 = time.perf_counter(), time.process_time()
+            outs[k] = fn()
+            cpus[k].append(time.process_time() - c0)
+            times[k].append(time.perf_counter() - t0)
+    return [(float(np.median(t)), float(np.median(c)), o) for t, c, o in zip(times, cpus, outs)]
+
+
+def fresh():
+    """torch_sla's caches emptied: the next solve builds its pattern and solver anew"""
+    torch_sla.SOLVER_CACHE.clear()
+    from torch_sla._pattern import clear_pattern_cache
+    clear_pattern_cache()
 
 
 def main():
@@ -54,6 +69,7 @@ def main():
     ap.add_argument("--size", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--waves", type=float, default=6.0)
+    ap.add_argument("--method", default="auto")
     ap.add_argument("--krylov", type=float, default=0.0)
     ap.add_argument("--krylov-maxiter", type=int, default=2000)
     ap.add_argument("--out", default="")
@@ -66,19 +82,26 @@ def main():
     S = sp.csr_matrix((vals.numpy(), (row, col)), shape=(n, n))
     bn = b.numpy()
 
-    # fresh index and value tensors each repeat: a new pattern and a new solver (torch_sla's
-    # refactor cache would otherwise keep the factors of the same values: a solve-only time)
+    # fresh index and value tensors each repeat, the caches cleared: a new pattern and a new
+    # solver (torch_sla would otherwise find the pattern and refactor the cached solver)
     load_start = os.getloadavg()[0]
-    t_sla, c_sla, x = median_time(lambda: SparseTensor(vals.clone(), P["row"].clone(), P["col"].clone(),
-                                                (n, n)).solve(b), args.repeats)
-    t_scipy, c_scipy, xs = median_time(lambda: spl.spsolve(S.tocsc(), bn), args.repeats)
+    info = {}
+
+    def ours():
+        fresh()
+        A = SparseTensor(vals.clone(), P["row"].clone(), P["col"].clone(), (n, n))
+        y, info["i"] = A.solve(b, method=args.method, return_info=True)
+        return y
+    (t_sla, c_sla, x), (t_scipy, c_scipy, xs) = alternating_medians(
+        [ours, lambda: spl.spsolve(S.tocsc(), bn)], args.repeats)
     res = lambda y: float(np.linalg.norm(S @ y - bn) / np.linalg.norm(bn))
     out = {
         "benchmark": "helmholtz_complex", "n": n, "nnz": int(S.nnz), "waves": args.waves,
         "threads": torch.get_num_threads(), "repeats": args.repeats,
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
-        "torch_sla_lu_s": t_sla, "scipy_spsolve_s": t_scipy, "ratio": t_scipy / t_sla,
-        "torch_sla_lu_cpu_s": c_sla, "scipy_spsolve_cpu_s": c_scipy, "cpu_ratio": c_scipy / c_sla,
+        "method": args.method, "description": info["i"].description,
+        "torch_sla_s": t_sla, "scipy_spsolve_s": t_scipy, "ratio": t_scipy / t_sla,
+        "torch_sla_cpu_s": c_sla, "scipy_spsolve_cpu_s": c_scipy, "cpu_ratio": c_scipy / c_sla,
         "torch_sla_relative_residual": res(x.numpy()),
         "scipy_relative_residual": res(xs), "libsla": torch_sla.__version__}
     ours, theirs = [t_sla], [t_scipy]

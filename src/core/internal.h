@@ -25,6 +25,11 @@
 SLA_API void *sla_malloc(size_t count, size_t size, const char *what);
 SLA_API void *sla_calloc(size_t count, size_t size, const char *what);
 SLA_API void sla_free(void *p);
+/** A large zero-filled work array of `bytes` bytes on transparent huge pages where Linux gives
+ *  them (error.c says why); NULL and an SLA_ENOMEM message naming `what` on failure. Free it
+ *  with sla_huge_free(p, bytes), the same bytes, never with sla_free. */
+SLA_API void *sla_huge_alloc(size_t bytes, const char *what);
+SLA_API void sla_huge_free(void *p, size_t bytes);
 
 /** Test hook (exported for the test suite only): the n-th allocation from now fails
  *  (n = 0: the next one); n < 0 disables. Returns the number of allocations since the last call. */
@@ -110,6 +115,18 @@ SLA_API sla_status sla_matrix_check_space(const char *func, const char *name,
 /** 1 if every one of n entries of dtype is finite (a complex entry: both parts); else 0 and
  *  *bad = first bad index (in entries). */
 SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *bad);
+
+/** Iteration rule of Higham's 1-norm estimator (the serial one, src/direct/condest.c, and the
+ *  distributed one, src/mpi/lu_condest.c): at most SLA_CONDEST_ITMAX iterations (dlacn2's
+ *  ITMAX), and an iteration whose estimate exceeds the previous one by less than the factor
+ *  SLA_CONDEST_MIN_GROWTH ends the iteration (its larger estimate kept). dlacn2 stops only on
+ *  no growth at all; with complex sign vectors, which never repeat exactly, the estimate can
+ *  creep up by a few 1e-4 an iteration to ITMAX (2D Helmholtz 1000²: 177454, 177517, 177592,
+ *  177677, every iteration two solves at 0.7 s). A growth under 1 % cannot move the rcond
+ *  that is reported to two digits, nor the decision against SLA_RCOND_SINGULAR except for an
+ *  rcond within 1 % of it. */
+#define SLA_CONDEST_ITMAX 5
+#define SLA_CONDEST_MIN_GROWTH 1.01
 
 /** y = conj(x) for n entries of dtype, interleaved (re, im) for the complex dtypes; a copy for
  *  the real ones. y may be x. Never fails. */

@@ -8,7 +8,7 @@
  * a real or complex matrix, with applications to condition estimation", ACM TOMS 14(4), 1988,
  * Algorithm 4.1: LAPACK's dlacn2, the estimator of dgecon): a few solves with (RA)⁻¹ and
  * (RA)⁻ᵀ on the factors (3 solve calls in the common case, the first with two columns; at most
- * 10). Complex matrices take the complex form of the same algorithm (Higham 1988, Algorithm
+ * 10; an iteration that raises the estimate by under 1 % ends it: SLA_CONDEST_MIN_GROWTH, core/internal.h). Complex matrices take the complex form of the same algorithm (Higham 1988, Algorithm
  * 4.1 with complex sign vectors ξ_i = y_i/|y_i|, LAPACK's zlacn2): the transposed solves are
  * with (RA)⁻ᴴ and there is no sign-repetition test (it is for ±1 vectors only). Every vector
  * it tries is a column of (RA)⁻¹
@@ -21,9 +21,6 @@
 #include <string.h>
 
 #include "direct/direct.h"
-
-/* Higham's iteration limit (dlacn2's ITMAX) */
-#define CONDEST_ITMAX 5
 
 typedef struct {
     const sla_solver *s;

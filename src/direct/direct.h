@@ -347,6 +347,20 @@ SLA_API sla_status sla_mumps_error(const char *routine, int e, int i2, const cha
 /** 1 when INFOG(1) is a too-small work array that a larger relaxation cures (−8, −9, −14, −15,
  *  the user guide's advice), after growing *icntl14 (ICNTL(14) ← 2·ICNTL(14) + 20); else 0. */
 SLA_API int sla_mumps_retry_workspace(int infog1, int *icntl14);
+/** MUMPS's main work array S (factors and frontal matrices), provided by libsla (WK_USER) on
+ *  transparent huge pages (sla_huge_alloc) instead of MUMPS's own ALLOCATE: its first touch
+ *  is a third of a large factorization's time in 4 KiB page faults (mumps_error.c). */
+typedef struct sla_mumps_ws {
+    void *p;
+    size_t bytes;
+} sla_mumps_ws;
+/** Sizes w for the next factorization from the analysis's INFO(8) (the minimum S in entries;
+ *  negative: millions) relaxed by ICNTL(14) percent, entries of entry_size bytes; keeps a large
+ *  enough block, else maps a new one. *lwk receives LWK_USER (entries, or minus millions above
+ *  2³¹). The caller sets WK_USER = w->p. SLA_ENOMEM if the block cannot be mapped. */
+sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t entry_size,
+                               int *lwk);
+void sla_mumps_workspace_free(sla_mumps_ws *w);
 /** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
  *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.
  *  @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */

@@ -1,10 +1,37 @@
 /* MUMPS's error codes as sla statuses, and its work-array retry rule: shared by the sequential
  * real and complex backends (mumps.c, mumps_z.c) and by libsla_mpi's parallel MUMPS
  * (src/mpi/lu_logdet_mumps.c). Needs no MUMPS header, so it is compiled in every build. */
+#include <math.h>
+
 #include "direct/direct.h"
 
 /* messages name the MUMPS call (routine), not this helper */
 #define MUMPS_FAIL(status, ...) sla_error_set((status), routine, __VA_ARGS__)
+
+sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t entry_size,
+                               int *lwk)
+{
+    double need = (info8 < 0 ? -1e6 * (double)info8 : (double)info8) *
+                  (1 + (icntl14 > 0 ? icntl14 : 0) / 100.0) + 1;
+    if (need > (double)INT32_MAX) need = 1e6 * ceil(need / 1e6);   /* LWK_USER in millions */
+    if (need * (double)entry_size > (double)PTRDIFF_MAX / 2)
+        return sla_error_set(SLA_ENOMEM, "sla_mumps_workspace", "MUMPS work array of %.0f "
+                             "entries exceeds the address space", need);
+    size_t bytes = (size_t)need * entry_size;
+    *lwk = need > (double)INT32_MAX ? -(int)(need / 1e6) : (int)need;
+    if (w->p && w->bytes >= bytes) return SLA_OK;
+    sla_mumps_workspace_free(w);
+    if (!(w->p = sla_huge_alloc(bytes, "MUMPS work array"))) return SLA_ENOMEM;
+    w->bytes = bytes;
+    return SLA_OK;
+}
+
+void sla_mumps_workspace_free(sla_mumps_ws *w)
+{
+    sla_huge_free(w->p, w->bytes);
+    w->p = NULL;
+    w->bytes = 0;
+}
 
 sla_status sla_mumps_error(const char *routine, int e, int i2, const char *phase)
 {

@@ -42,6 +42,7 @@
 
 typedef struct zmumps_impl {
     ZMUMPS_STRUC_C *id;       /* [batch] */
+    sla_mumps_ws *ws;         /* [batch] their work arrays S (WK_USER) */
     int *live;                /* [batch] JOB = −1 done */
     sla_symlower low;
     MUMPS_INT *irn, *jcn;     /* [low.nnz] 1-based */
@@ -76,6 +77,21 @@ static sla_status zrun(ZMUMPS_STRUC_C *id, int job, const char *phase)
         if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
     }
     return zmumps_error(id, phase);
+}
+
+/* JOB = 2 on one instance, its work array S ours (WK_USER on huge pages, sized from the
+ * analysis); too small work arrays are retried with a larger ICNTL(14), hence a larger S */
+static sla_status zfactor(ZMUMPS_STRUC_C *id, sla_mumps_ws *ws)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        SLA_TRY(sla_mumps_workspace(ws, id->info[7], id->ICNTL(14), sizeof(double complex),
+                                    &id->lwk_user));
+        id->wk_user = ws->p;
+        zcall(id, 2);
+        if (id->INFOG(1) >= 0) return SLA_OK;
+        if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
+    }
+    return zmumps_error(id, "factorization");
 }
 
 static sla_status zinit(ZMUMPS_STRUC_C *id)
@@ -245,7 +261,7 @@ static sla_status factorize_all(sla_solver *s, zmumps_impl *m)
     for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
         ZMUMPS_STRUC_C *id = &m->id[b];
         set_matrix(id, m, b);
-        st = zrun(id, 2, "factorization");
+        st = zfactor(id, &m->ws[b]);
         if (st != SLA_OK) break;
         m->nnull[b] = id->INFOG(28);
         m->null_col[b] = id->INFOG(28) > 0 && id->pivnul_list ? id->pivnul_list[0] - 1 : -1;
@@ -297,11 +313,12 @@ sla_status sla_mumps_z_create(sla_solver *s)
     size_t nb = (size_t)s->batch;
     m->id = sla_calloc(nb, sizeof *m->id, "MUMPS instances");
     m->live = sla_calloc(nb, sizeof *m->live, "MUMPS instances");
+    m->ws = sla_calloc(nb, sizeof *m->ws, "MUMPS work arrays");
     m->nnull = sla_calloc(nb, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc(nb, sizeof(int64_t), "null pivots");
     m->rcond_hint = sla_malloc(nb, sizeof(int64_t), "condition estimates");
     m->rcond = sla_calloc(nb, sizeof(double), "condition estimates");
-    if (!m->id || !m->live || !m->nnull || !m->null_col || !m->rcond_hint || !m->rcond)
+    if (!m->id || !m->live || !m->ws || !m->nnull || !m->null_col || !m->rcond_hint || !m->rcond)
         return SLA_ENOMEM;
     for (int64_t b = 0; b < s->batch; b++) m->rcond_hint[b] = -1;
     SLA_TRY(sla_symlower_build(s->pattern, &m->low));
@@ -441,6 +458,8 @@ void sla_mumps_z_destroy(sla_solver *s)
     if (!m) return;
     for (int64_t b = 0; m->id && m->live && b < s->batch; b++)
         if (m->live[b]) zcall(&m->id[b], -2);
+    for (int64_t b = 0; m->ws && b < s->batch; b++) sla_mumps_workspace_free(&m->ws[b]);
+    sla_free(m->ws);
     sla_free(m->id);
     sla_free(m->live);
     sla_free(m->irn);

@@ -115,14 +115,15 @@ static __attribute__((unused)) sla_status FN(estimate_inverse_norm)(const scaled
     memcpy(y, xi, (size_t)n * sizeof *y);
     SLA_TRY(FN(apply)(o, 1, 1, y));
     int64_t j = FN(argmax_abs)(y, n);
-    for (int iter = 2; iter <= CONDEST_ITMAX && j != best; iter++) {
+    for (int iter = 2; iter <= SLA_CONDEST_ITMAX && j != best; iter++) {
         memset(y, 0, (size_t)n * sizeof *y);
         y[j] = 1;
         SLA_TRY(FN(apply)(o, 0, 1, y));
         double old = *est, now = FN(norm1)(y, n);
         if (!isfinite(now)) { *est = now; return SLA_OK; }
         if (now > old) { *est = now; best = j; }
-        if (FN(sign_repeats)(y, xi, n) || now <= old) break;    /* converged, or no progress */
+        if (FN(sign_repeats)(y, xi, n) || !(now > old * SLA_CONDEST_MIN_GROWTH))
+            break;                          /* converged, or too little progress (internal.h) */
         memcpy(y, xi, (size_t)n * sizeof *y);
         SLA_TRY(FN(apply)(o, 1, 1, y));
         int64_t last = j;

@@ -15,8 +15,6 @@
 
 #include "mpi/lu.h"
 
-#define CONDEST_ITMAX 5
-
 typedef struct {
     MPI_Comm comm;
     const sla_dist_layout *L;
@@ -124,7 +122,7 @@ static sla_status estimate(const est_ctx *e, double *y, double *alt, double *xi,
     int64_t j, best = -1;
     double vj;
     SLA_TRY(argmax_abs(e, y, &j, &vj));
-    for (int iter = 2; iter <= CONDEST_ITMAX && j != best; iter++) {
+    for (int iter = 2; iter <= SLA_CONDEST_ITMAX && j != best; iter++) {
         unit(e, y, j);
         SLA_TRY(apply(e, 0, y));
         double old = *est, now;
@@ -132,7 +130,8 @@ static sla_status estimate(const est_ctx *e, double *y, double *alt, double *xi,
         if (!isfinite(now)) { *est = now; return SLA_OK; }
         if (now > old) { *est = now; best = j; }
         SLA_TRY(sign_repeats(e, y, xi, &same));
-        if (same || now <= old) break;                     /* converged, or no progress */
+        if (same || !(now > old * SLA_CONDEST_MIN_GROWTH))
+            break;                          /* converged, or too little progress (internal.h) */
         memcpy(y, xi, (size_t)e->n * sizeof *y);
         SLA_TRY(apply(e, 1, y));
         int64_t last = j;

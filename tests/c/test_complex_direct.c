@@ -425,7 +425,11 @@ static void auto_choice(void **state)
     static const struct { int kind; sla_method want; const char *why; } cases[] = {
         {0, SLA_METHOD_CHOLESKY, "; auto: complex Hermitian, Cholesky (LLᴴ) succeeded"},
         {1, SLA_METHOD_LU, "; auto: complex Hermitian, not positive definite (Cholesky failed): LU"},
-        {2, SLA_METHOD_LU, "; auto: complex symmetric (Aᵀ = A, not Hermitian): LU"},
+#if SLA_HAVE_MUMPS
+        {2, SLA_METHOD_LDLT, "; auto: complex symmetric (Aᵀ = A, not Hermitian): LDLᵀ (MUMPS"},
+#else
+        {2, SLA_METHOD_LU, "; auto: complex symmetric (Aᵀ = A, not Hermitian), no ldlt backend: LU"},
+#endif
         {3, SLA_METHOD_LU, "; auto: complex, neither Hermitian nor symmetric: LU"},
     };
     for (int t = 0; t < 4; t++) {
