@@ -357,7 +357,8 @@ typedef struct sla_mumps_ws {
 /** Sizes w for the next factorization from the analysis's INFO(8) (the minimum S in entries;
  *  negative: millions) relaxed by ICNTL(14) percent, entries of entry_size bytes; keeps a large
  *  enough block, else maps a new one. *lwk receives LWK_USER (entries, or minus millions above
- *  2³¹). The caller sets WK_USER = w->p. SLA_ENOMEM if the block cannot be mapped. */
+ *  2³¹). Below 64 MiB w is left empty (w->p NULL, *lwk 0: MUMPS allocates S itself). The
+ *  caller sets WK_USER = w->p. SLA_ENOMEM if the block cannot be mapped. */
 sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t entry_size,
                                int *lwk);
 void sla_mumps_workspace_free(sla_mumps_ws *w);

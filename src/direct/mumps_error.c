@@ -8,6 +8,10 @@
 /* messages name the MUMPS call (routine), not this helper */
 #define MUMPS_FAIL(status, ...) sla_error_set((status), routine, __VA_ARGS__)
 
+/* Work arrays below this stay MUMPS's own: a huge page is 2 MiB of memory at its first touch,
+ * which a batch of small solvers would pay per instance; the faults only matter for large S */
+#define MUMPS_HUGE_MIN ((size_t)64 << 20)
+
 sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t entry_size,
                                int *lwk)
 {
@@ -18,6 +22,11 @@ sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t e
         return sla_error_set(SLA_ENOMEM, "sla_mumps_workspace", "MUMPS work array of %.0f "
                              "entries exceeds the address space", need);
     size_t bytes = (size_t)need * entry_size;
+    if (bytes < MUMPS_HUGE_MIN) {          /* small: MUMPS allocates (WK_USER NULL, LWK 0) */
+        sla_mumps_workspace_free(w);
+        *lwk = 0;
+        return SLA_OK;
+    }
     *lwk = need > (double)INT32_MAX ? -(int)(need / 1e6) : (int)need;
     if (w->p && w->bytes >= bytes) return SLA_OK;
     sla_mumps_workspace_free(w);

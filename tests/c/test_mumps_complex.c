@@ -388,6 +388,87 @@ static void rcond_like_lu(void **state)
     sla_pattern_free(&p);
 }
 
+/* libsla's huge-page work arrays (error.c; MUMPS's WK_USER): zero-filled, 2 MiB aligned on
+ * Linux, writable to the end; an injected failure is SLA_ENOMEM naming the array. Then the
+ * LDLᵀ of a Helmholtz matrix with each of its allocations failing in turn: SLA_ENOMEM and no
+ * solver until every allocation succeeds, then the residual; and a 300 × 300 one whose work
+ * array (80 MB) is libsla's, factored, refactored and solved to a backward error ‖b − Ax‖∞ /
+ * (‖A‖∞‖x‖∞ + ‖b‖∞) ≤ 1e-12 (measured 1.6e-13 at n = 90000) */
+void *sla_huge_alloc(size_t bytes, const char *what);
+void sla_huge_free(void *p, size_t bytes);
+
+static void work_array_failures(void **state)
+{
+    (void)state;
+    size_t bytes = ((size_t)3 << 20) + 5;
+    unsigned char *w = sla_huge_alloc(bytes, "test array");
+    assert_non_null(w);
+#if defined(__linux__)
+    assert_int_equal((uintptr_t)w % ((uintptr_t)2 << 20), 0);
+#endif
+    for (size_t i = 0; i < bytes; i += 4093) assert_int_equal(w[i], 0);
+    assert_int_equal(w[bytes - 1], 0);
+    memset(w, 0x5a, bytes);
+    sla_huge_free(w, bytes);
+    sla_test_fail_alloc_after(0);
+    assert_null(sla_huge_alloc(bytes, "test array"));
+    sla_test_fail_alloc_after(-1);
+    assert_non_null(strstr(sla_last_error(), "test array"));
+    sla_pattern *p;
+    zc *a;
+    helmholtz(12, 10, 3.0, 0, 0, &p, &a);
+    int64_t n = sla_pattern_nrows(p);
+    sla_solver *s = NULL;
+    for (int64_t k = 0;; k++) {
+        sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+        sla_solver_options o;
+        sla_solver_options_init(&o);
+        o.method = SLA_METHOD_LDLT;
+        sla_test_fail_alloc_after(k);
+        sla_status st = sla_solver_create(&A, &o, &s);
+        int64_t used = sla_test_fail_alloc_after(-1);
+        if (st == SLA_OK) { assert_true(k >= used); break; }
+        if (st != SLA_ENOMEM) fail_msg("allocation %lld failing: status %d (%s)", (long long)k,
+                                       (int)st, sla_last_error());
+        assert_null(s);
+    }
+    for (int big = 0; big < 2; big++) {
+        if (big) {
+            sla_solver_free(&s);
+            free(a);
+            sla_pattern_free(&p);
+            helmholtz(300, 300, 3.0, 0, 0, &p, &a);
+            n = sla_pattern_nrows(p);
+            s = ldlt(p, SLA_COMPLEX128, a);
+            TU_OK(sla_solver_refactor(s, a));
+        }
+        zc *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+        for (int64_t i = 0; i < n; i++) b[i] = 1 - 0.2 * (double)(i % 97) * I;
+        TU_OK(sla_solver_solve(s, SLA_OP_N, 1, b, x, NULL));
+        const int64_t *rp = sla_pattern_rowptr(p);
+        const int32_t *ci = sla_pattern_colind(p);
+        double r = 0, nb = 0, na = 0, nx = 0;          /* ∞-norms */
+        for (int64_t i = 0; i < n; i++) {
+            zc t = b[i];
+            double row = 0;
+            for (int64_t q = rp[i]; q < rp[i + 1]; q++) {
+                t -= a[q] * x[ci[q]];
+                row += cabs(a[q]);
+            }
+            r = fmax(r, cabs(t));
+            nb = fmax(nb, cabs(b[i]));
+            na = fmax(na, row);
+            nx = fmax(nx, cabs(x[i]));
+        }
+        double scaled = r / (na * nx + nb);                 /* backward error */
+        if (!(scaled <= 1e-12)) fail_msg("n = %lld: scaled residual %g", (long long)n, scaled);
+        free(b); free(x);
+    }
+    sla_solver_free(&s);
+    free(a);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +479,7 @@ int main(void)
         cmocka_unit_test(real_as_complex),
         cmocka_unit_test(orderings),
         cmocka_unit_test(rcond_like_lu),
+        cmocka_unit_test(work_array_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
