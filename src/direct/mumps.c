@@ -61,6 +61,7 @@
 
 typedef struct mumps_impl {
     DMUMPS_STRUC_C *id;       /* [batch] instances */
+    sla_mumps_ws *ws;         /* [batch] their work arrays S (WK_USER from 64 MiB) */
     int *live;                /* [batch] JOB = −1 done */
     int nthreads;
     sla_symlower low;         /* lower triangle of A ∪ Aᵀ */
@@ -111,6 +112,21 @@ static sla_status mumps_run(DMUMPS_STRUC_C *id, int job, const char *phase)
         if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
     }
     return mumps_error(id, phase);
+}
+
+/* JOB = 2 with the work array S ours where it is large (sla_mumps_workspace: huge pages);
+ * too small work arrays are retried with a larger ICNTL(14), hence a larger S */
+static sla_status mumps_factor(DMUMPS_STRUC_C *id, sla_mumps_ws *ws)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        SLA_TRY(sla_mumps_workspace(ws, id->info[7], id->ICNTL(14), sizeof(double),
+                                    &id->lwk_user));
+        id->wk_user = ws->p;
+        mumps_call(id, 2);
+        if (id->INFOG(1) >= 0) return SLA_OK;
+        if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
+    }
+    return mumps_error(id, "factorization");
 }
 
 static sla_status instance_init(DMUMPS_STRUC_C *id)
@@ -351,7 +367,7 @@ static sla_status factorize_all(sla_solver *s, int gathered)
     for (int64_t b = 0; b < s->batch; b++) {
         DMUMPS_STRUC_C *id = &m->id[b];
         set_matrix(id, m, b);
-        sla_status st = mumps_run(id, 2, "factorization");
+        sla_status st = mumps_factor(id, &m->ws[b]);
         if (st < 0) { sla_batch_error_record(&err, b, st); continue; }
         m->nnull[b] = id->INFOG(28);
         m->null_col[b] = id->INFOG(28) > 0 && id->pivnul_list ? id->pivnul_list[0] - 1 : -1;
@@ -423,6 +439,8 @@ static void mumps_destroy(sla_solver *s)
     if (!m) return;
     for (int64_t b = 0; m->id && m->live && b < s->batch; b++)
         if (m->live[b]) mumps_call(&m->id[b], -2);
+    for (int64_t b = 0; m->ws && b < s->batch; b++) sla_mumps_workspace_free(&m->ws[b]);
+    sla_free(m->ws);
     sla_free(m->id);
     sla_free(m->live);
     sla_free(m->irn);
@@ -469,11 +487,12 @@ static sla_status mumps_create(sla_solver *s)
     m->nthreads = (int)(nt < s->batch ? nt : s->batch);
     m->id = sla_calloc((size_t)s->batch, sizeof(DMUMPS_STRUC_C), "MUMPS instances");
     m->live = sla_calloc((size_t)s->batch, sizeof(int), "MUMPS instances");
+    m->ws = sla_calloc((size_t)s->batch, sizeof *m->ws, "MUMPS work arrays");
     m->nnull = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->null_col = sla_calloc((size_t)s->batch, sizeof(int64_t), "null pivots");
     m->rcond = sla_calloc((size_t)s->batch, sizeof(double), "condition estimates");
     m->rcond_hint = sla_malloc((size_t)s->batch, sizeof(int64_t), "condition estimates");
-    if (!m->id || !m->live || !m->nnull || !m->null_col || !m->rcond || !m->rcond_hint)
+    if (!m->id || !m->live || !m->ws || !m->nnull || !m->null_col || !m->rcond || !m->rcond_hint)
         return SLA_ENOMEM;
     for (int64_t b = 0; b < s->batch; b++) m->rcond_hint[b] = -1;
     SLA_TRY(build_input(m, s->pattern, s->batch));
