@@ -183,7 +183,11 @@ static size_t huge_round(size_t bytes) { return (bytes + HUGE_PAGE - 1) / HUGE_P
 
 void *sla_huge_alloc(size_t bytes, const char *what)
 {
-    if (bytes > PTRDIFF_MAX / 2) return sla_malloc(bytes, 4, what);   /* its message */
+    if (bytes > PTRDIFF_MAX / 2) {
+        sla_error_set(SLA_ENOMEM, "sla_huge_alloc", "cannot map %zu bytes for %s (more than the "
+                      "address space allows)", bytes, what);
+        return NULL;
+    }
     size_t body = huge_round(bytes ? bytes : 1), len = body + HUGE_PAGE;
     char *base = injected_failure() ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE,
                                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

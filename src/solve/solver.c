@@ -193,9 +193,10 @@ static sla_status complex_auto_create(const sla_matrix *A, sla_solver_options *o
         o->method = SLA_METHOD_LDLT;
         sla_status st = create_because(A, o, out, "complex symmetric (Aᵀ = A, not Hermitian): "
                                        "LDLᵀ (MUMPS, half the factor of LU, docs/auto.md)");
-        if (st != SLA_EUNSUPPORTED) return st;
-        sla_clear_error();         /* no MUMPS in this build, or a backend without ldlt */
-        cls = "complex symmetric (Aᵀ = A, not Hermitian), no ldlt backend";
+        if (st != SLA_EUNSUPPORTED && st != SLA_EINVAL) return st;
+        sla_clear_error();         /* no MUMPS in this build, a backend without ldlt, or ldlt's
+                                    * own symmetry test refused what the class test admitted */
+        cls = "complex symmetric (Aᵀ = A, not Hermitian), LDLᵀ unavailable or refused";
     }
     o->method = SLA_METHOD_LU;
     snprintf(why, sizeof why, "%s: LU", cls);

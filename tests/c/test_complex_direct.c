@@ -428,7 +428,7 @@ static void auto_choice(void **state)
 #if SLA_HAVE_MUMPS
         {2, SLA_METHOD_LDLT, "; auto: complex symmetric (Aᵀ = A, not Hermitian): LDLᵀ (MUMPS"},
 #else
-        {2, SLA_METHOD_LU, "; auto: complex symmetric (Aᵀ = A, not Hermitian), no ldlt backend: LU"},
+        {2, SLA_METHOD_LU, "; auto: complex symmetric (Aᵀ = A, not Hermitian), LDLᵀ unavailable or refused: LU"},
 #endif
         {3, SLA_METHOD_LU, "; auto: complex, neither Hermitian nor symmetric: LU"},
     };
