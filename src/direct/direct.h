@@ -353,6 +353,7 @@ SLA_API int sla_mumps_retry_workspace(int infog1, int *icntl14);
 typedef struct sla_mumps_ws {
     void *p;
     size_t bytes;
+    sla_prefault pf;          /* a fresh block is prefaulted while MUMPS factorizes into it */
 } sla_mumps_ws;
 /** Sizes w for the next factorization from the analysis's INFO(8) (the minimum S in entries;
  *  negative: millions) relaxed by ICNTL(14) percent, entries of entry_size bytes; keeps a large
@@ -361,6 +362,8 @@ typedef struct sla_mumps_ws {
  *  caller sets WK_USER = w->p. SLA_ENOMEM if the block cannot be mapped. */
 sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t entry_size,
                                int *lwk);
+/** Ends the prefault of a freshly mapped w (call when JOB = 2 returns). */
+void sla_mumps_workspace_settle(sla_mumps_ws *w);
 void sla_mumps_workspace_free(sla_mumps_ws *w);
 /** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
  *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.

@@ -32,11 +32,15 @@ sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t e
     sla_mumps_workspace_free(w);
     if (!(w->p = sla_huge_alloc(bytes, "MUMPS work array"))) return SLA_ENOMEM;
     w->bytes = bytes;
+    sla_huge_prefault_start(&w->pf, w->p, w->bytes);
     return SLA_OK;
 }
 
+void sla_mumps_workspace_settle(sla_mumps_ws *w) { sla_huge_prefault_join(&w->pf); }
+
 void sla_mumps_workspace_free(sla_mumps_ws *w)
 {
+    sla_huge_prefault_join(&w->pf);
     sla_huge_free(w->p, w->bytes);
     w->p = NULL;
     w->bytes = 0;

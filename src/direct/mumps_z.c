@@ -88,6 +88,7 @@ static sla_status zfactor(ZMUMPS_STRUC_C *id, sla_mumps_ws *ws)
                                     &id->lwk_user));
         id->wk_user = ws->p;
         zcall(id, 2);
+        sla_mumps_workspace_settle(ws);
         if (id->INFOG(1) >= 0) return SLA_OK;
         if (!sla_mumps_retry_workspace(id->INFOG(1), &id->ICNTL(14))) break;
     }

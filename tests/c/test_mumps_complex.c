@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"   /* sla_huge_alloc, sla_huge_prefault_* */
 #include "testutil.h"
 
 typedef double complex zc;
@@ -394,8 +395,6 @@ static void rcond_like_lu(void **state)
  * solver until every allocation succeeds, then the residual; and a 300 × 300 one whose work
  * array (80 MB) is libsla's, factored, refactored and solved to a backward error ‖b − Ax‖∞ /
  * (‖A‖∞‖x‖∞ + ‖b‖∞) ≤ 1e-12 (measured 1.6e-13 at n = 90000) */
-void *sla_huge_alloc(size_t bytes, const char *what);
-void sla_huge_free(void *p, size_t bytes);
 
 static void work_array_failures(void **state)
 {
@@ -410,6 +409,19 @@ static void work_array_failures(void **state)
     assert_int_equal(w[bytes - 1], 0);
     memset(w, 0x5a, bytes);
     sla_huge_free(w, bytes);
+    /* the prefault thread races with the owner's writes and never changes a byte: the odd
+     * 4 KiB pages written while it runs keep their values, the even ones stay zero */
+    size_t big = ((size_t)96 << 20) + 7;
+    unsigned char *v = sla_huge_alloc(big, "test array");
+    assert_non_null(v);
+    sla_prefault pf;
+    sla_huge_prefault_start(&pf, v, big);
+    for (size_t i = 4096; i < big; i += 8192) v[i] = (unsigned char)(1 + (i >> 13) % 251);
+    sla_huge_prefault_join(&pf);
+    for (size_t i = 0; i < big; i += 4096)
+        assert_int_equal(v[i], (i / 4096) % 2 ? (unsigned char)(1 + (i >> 13) % 251) : 0);
+    assert_int_equal(v[big - 1], 0);
+    sla_huge_free(v, big);
     sla_test_fail_alloc_after(0);
     assert_null(sla_huge_alloc(bytes, "test array"));
     sla_test_fail_alloc_after(-1);
