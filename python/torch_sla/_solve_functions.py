@@ -106,7 +106,10 @@ class Solve(Function):
     @staticmethod
     def forward(ctx, values, b, pattern, options, config):
         vals = values.detach()
-        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options)
+        first = (SLA_OP_N, b.detach()) if (b.dtype == vals.dtype and b.dim() == 3 and
+                                            b.shape[0] == vals.shape[0]) else None
+        solver, pin = acquire(pattern, vals, DTYPE_CODE[vals.dtype], vals.shape[0], options,
+                              first)
 
         def run():
             x = b.new_empty((b.shape[0], pattern.ncols, b.shape[-1]))

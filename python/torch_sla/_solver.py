@@ -119,6 +119,19 @@ _DIRECT_METHODS = frozenset(("cholesky", "ldlt", "lu", "klu"))
 _DIRECT_OK = SolveInfoC(converged=1)
 
 
+def _first_args(first):
+    """(op, nrhs, B pointer) for sla_solver_create_for / refactor_for from first = (op, B) with
+    B the contiguous [batch, n, nrhs] right-hand side of the solve that follows, or None (also
+    when this libsla lacks the calls): libsla may solve B along with its condition estimate
+    (MUMPS: one triangular solve fewer) and return that X at the next solve with equal B."""
+    if first is None or not lib.has("sla_solver_create_for"):
+        return None
+    op, B = first
+    if not B.is_contiguous() or B.dim() != 3 or B.numel() == 0:
+        return None
+    return (op, B.shape[-1], B.data_ptr())
+
+
 class _Pin:
     """Held by an autograd context while its backward may still use the solver."""
     __slots__ = ("__weakref__",)
@@ -128,7 +141,7 @@ class Solver:
     """Owns a C sla_solver. ``values`` is the [B, nnz] CSR tensor the C object borrows (kept
     alive here: iterative methods read it at every solve)."""
 
-    def __init__(self, pattern, values, dtype_code, batch, options):
+    def __init__(self, pattern, values, dtype_code, batch, options, first=None):
         self.pattern = pattern          # keeps the C pattern alive (the solver retains it too)
         self.options = options
         self.dtype_code = dtype_code
@@ -139,7 +152,13 @@ class Solver:
         from ._capi import Matrix
         A = Matrix(pattern.ptr, dtype_code, batch, values.data_ptr())
         out = ctypes.c_void_p()
-        check(lib.sla_solver_create(ctypes.byref(A), ctypes.byref(self._opt), ctypes.byref(out)))
+        f = _first_args(first)
+        if f:
+            check(lib.sla_solver_create_for(ctypes.byref(A), ctypes.byref(self._opt), *f,
+                                            ctypes.byref(out)))
+        else:
+            check(lib.sla_solver_create(ctypes.byref(A), ctypes.byref(self._opt),
+                                        ctypes.byref(out)))
         self.ptr = out.value
         self.values = values
         self._read_method()
@@ -155,12 +174,16 @@ class Solver:
         self.method = METHODS[m] if 0 <= m < len(METHODS) else self.options.method_name
 
     # --- numeric set-up ---------------------------------------------------------------------
-    def refactor(self, values):
+    def refactor(self, values, first=None):
         """New values on the same pattern. With method 'auto', libsla re-checks the facts its
         choice rests on (symmetry, sign pattern, definiteness) and decides again when they no
         longer hold, so the method may change here (and describe() says why)."""
+        f = _first_args(first)
         try:
-            check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
+            if f:
+                check(lib.sla_solver_refactor_for(self.ptr, values.data_ptr(), *f))
+            else:
+                check(lib.sla_solver_refactor(self.ptr, values.data_ptr()))
         finally:
             self._read_method()
         self.values = values
@@ -266,7 +289,7 @@ def _cache_key(pattern, dtype_code, batch, options):
     return (id(pattern), dtype_code, batch, options.key)
 
 
-def acquire(pattern, values, dtype_code, batch, options):
+def acquire(pattern, values, dtype_code, batch, options, first=None):
     """(solver, pin): a cached idle solver refactored with `values`, else a new one, pinned for
     the caller (so that no other call, in this thread or another, refactors it meanwhile).
     `values` is a contiguous [batch, nnz] CSR tensor (detached). Release with solver.unpin(pin)
@@ -281,7 +304,7 @@ def acquire(pattern, values, dtype_code, batch, options):
                 _cache.move_to_end(key)
         if s is not None:
             try:
-                s.refactor(values)
+                s.refactor(values, first)
                 cache_stats["hits"] += 1
                 return s, pin
             except SlaError:
@@ -294,7 +317,7 @@ def acquire(pattern, values, dtype_code, batch, options):
             except BaseException:
                 s.unpin(pin)
                 raise
-    s = Solver(pattern, values, dtype_code, batch, options)
+    s = Solver(pattern, values, dtype_code, batch, options, first)
     cache_stats["misses"] += 1
     pin = s.pin()
     if SOLVER_CACHE_SIZE > 0:

@@ -32,6 +32,23 @@ struct sla_solver {
     struct sla_auto_state *auto_state; /* method auto: what the choice rests on (solve/auto.h) */
 };
 
+/* The right-hand side of the solve that follows a create or refactor (sla_solver_create_for,
+ * sla_solver_refactor_for; solve/first_rhs.c): B [batch][n][nrhs] of dtype, row-major, finite,
+ * borrowed for the length of that call only (a backend that uses it copies what it keeps). */
+typedef struct sla_first_rhs {
+    const sla_pattern *pattern;  /* the matrix it belongs to: pattern, values, dtype, batch */
+    const void *values;
+    sla_dtype dtype;
+    int64_t batch, n;
+    sla_op op;                   /* N, T or C (C only for complex dtypes) */
+    int64_t nrhs;
+    const void *B;
+} sla_first_rhs;
+
+/* During s's create or refactor: the hint for s's matrix, or NULL (none, or one for another
+ * matrix). Backends read it inside their create / refactor hooks only. */
+const sla_first_rhs *sla_solver_first_rhs(const sla_solver *s);
+
 /* The built-in backends (compiled in or not; registry.c lists them by decreasing priority). */
 extern const sla_backend sla_backend_cholmod;
 extern const sla_backend sla_backend_umfpack;

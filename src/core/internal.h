@@ -143,7 +143,14 @@ SLA_API int sla_all_finite(sla_dtype dtype, const void *x, int64_t n, int64_t *b
  *  creep up by a few 1e-4 an iteration to ITMAX (2D Helmholtz 1000²: 177454, 177517, 177592,
  *  177677, every iteration two solves at 0.7 s). A growth under 1 % cannot move the rcond
  *  that is reported to two digits, nor the decision against SLA_RCOND_SINGULAR except for an
- *  rcond within 1 % of it. */
+ *  rcond within 1 % of it.
+ *  The same factor serves Hager's local-maximum test (Higham 1988, §2; dlacn2's
+ *  |x_jlast| = |x_j|): after the transposed solve z = (RA)⁻ᴴ ξ of the estimate's column
+ *  e_last, |z_last| is the estimate itself and |z_j| = max |z_i| a lower bound of the next
+ *  column's ‖(RA)⁻¹ e_j‖₁; when |z_j| < SLA_CONDEST_MIN_GROWTH·|z_last| the iteration stops
+ *  without solving e_j (dlacn2 stops on equality only). On the Helmholtz 1000² that next solve
+ *  had raised the estimate by 0.04 % (177454 → 177517) for 1 s; the estimate now ends after 4
+ *  solve calls instead of 5 there. */
 #define SLA_CONDEST_ITMAX 5
 #define SLA_CONDEST_MIN_GROWTH 1.01
 

@@ -55,3 +55,17 @@ sla_status sla_zdirect_inverse_columns(sla_solver *s, int64_t b, sla_op op, int6
     sla_free(w);
     return st;
 }
+
+void sla_zblock_gather(sla_dtype dtype, const void *B, int64_t b, int64_t n, int64_t nrhs,
+                       int64_t j0, int64_t k, double _Complex *w)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) w[j * n + i] = get(dtype, B, (b * n + i) * nrhs + j0 + j);
+}
+
+void sla_zblock_scatter(sla_dtype dtype, const double _Complex *w, int64_t b, int64_t n,
+                        int64_t nrhs, int64_t j0, int64_t k, void *X)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) put(dtype, X, (b * n + i) * nrhs + j0 + j, w[j * n + i]);
+}

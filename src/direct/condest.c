@@ -37,7 +37,15 @@ typedef struct {
 sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
                             double *work, int64_t *hint, double *rcond)
 {
+    return sla_direct_rcond_first(s, b, fn, ctx, work, hint, rcond, 0, NULL, NULL);
+}
+
+sla_status sla_direct_rcond_first(const sla_solver *s, int64_t b, sla_factor_solve_fn fn,
+                                  void *ctx, double *work, int64_t *hint, double *rcond,
+                                  int64_t kx, double *x, int *x_solved)
+{
     int64_t n = s->n, nnz = sla_pattern_nnz(s->pattern);
+    if (x_solved) *x_solved = 0;
     if (n == 0) { *rcond = 1; return SLA_OK; }
     int cplx = sla_dtype_is_complex(s->dtype);
     /* xi [n] and y [3n] of double or double complex */
@@ -47,8 +55,9 @@ sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn 
     if (!(anorm > 0)) { *rcond = 0; return SLA_OK; }      /* a zero row: singular */
     scaled_op o = {.s = s, .b = b, .fn = fn, .ctx = ctx, .w = w};
     double est = 0;
-    SLA_TRY(cplx ? estimate_inverse_norm_c128(&o, (void *)y, (void *)xi, &est, hint)
-                 : estimate_inverse_norm_f64(&o, y, xi, &est, hint));
+    SLA_TRY(cplx ? estimate_inverse_norm_c128(&o, (void *)y, (void *)xi, &est, hint, kx, (void *)x)
+                 : estimate_inverse_norm_f64(&o, y, xi, &est, hint, kx, x));
+    if (x_solved) *x_solved = kx > 0;
     *rcond = isfinite(est) && est > 0 ? 1 / (anorm * est) : 0;
     if (!(*rcond >= 0)) *rcond = 0;
     return SLA_OK;

@@ -66,7 +66,8 @@ sla_status sla_direct_check_square(const sla_matrix *A);
 /* Numerical singularity (condest.c): the one rule of every direct backend                     */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Y = op(A_b)⁻¹ Y in place (Y column-major n × k doubles, k ≤ 3) on the backend's factors of
+/** Y = op(A_b)⁻¹ Y in place (Y column-major n × k doubles, k ≤ 3, or 3 + kx for
+ *  sla_direct_rcond_first) on the backend's factors of
  *  batch element b, without refinement; ctx is the backend's. For a complex s->dtype, Y is
  *  n × k double complex ((re, im) pairs, 2n doubles a column) and op is N or C (Aᴴ). Returns SLA_OK or an error status
  *  (no message needed: the caller reports). Called from the thread that factored element b. */
@@ -91,6 +92,17 @@ typedef sla_status (*sla_factor_solve_fn)(void *ctx, int64_t b, sla_op op, int64
  *  @return SLA_OK or fn's status. */
 sla_status sla_direct_rcond(const sla_solver *s, int64_t b, sla_factor_solve_fn fn, void *ctx,
                             double *work, int64_t *hint, double *rcond);
+
+/** sla_direct_rcond, whose first solve call (op N, 2–3 columns) also solves the caller's kx
+ *  columns x (n × kx column-major, doubles or double complex as fn's Y; x = A_b⁻¹ x in place,
+ *  without the row scaling): for backends whose solve reads the factors once per call
+ *  (MUMPS), the right-hand sides of sla_solver_create_for come at the price of one call fewer.
+ *  *x_solved (may be NULL) = 1 when x was solved (0: a zero row or n = 0 ended the estimate
+ *  before any solve, or kx = 0). fn must take k + kx columns.
+ *  @return SLA_OK or fn's status (SLA_ENOMEM for the joined block). */
+sla_status sla_direct_rcond_first(const sla_solver *s, int64_t b, sla_factor_solve_fn fn,
+                                  void *ctx, double *work, int64_t *hint, double *rcond,
+                                  int64_t kx, double *x, int *x_solved);
 
 /** 1 if a factorization of s with reciprocal condition estimate rcond is numerically singular
  *  (solve, logdet_grad refused; logdet sign 0): n > 0 and rcond < SLA_RCOND_SINGULAR, unless
@@ -321,6 +333,14 @@ typedef sla_status (*sla_zcolumn_fn)(sla_solver *s, void *ctx, int64_t b, sla_op
 sla_status sla_zdirect_solve(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X,
                              sla_zcolumn_fn fn, void *ctx);
 
+/** Columns j0 … j0 + k − 1 of batch element b of the block B [batch][n][nrhs] (row-major,
+ *  complex128 or complex64 `dtype`) into w [n × k] column-major double complex (MUMPS's dense
+ *  right-hand side layout), and back into X. */
+void sla_zblock_gather(sla_dtype dtype, const void *B, int64_t b, int64_t n, int64_t nrhs,
+                       int64_t j0, int64_t k, double _Complex *w);
+void sla_zblock_scatter(sla_dtype dtype, const double _Complex *w, int64_t b, int64_t n,
+                        int64_t nrhs, int64_t j0, int64_t k, void *X);
+
 /** The sla_factor_solve_fn of a complex backend from its one-column solve: the k columns of y
  *  (n × k double complex, as doubles) in place, y_j = op(A_b)⁻¹ y_j through fn. */
 sla_status sla_zdirect_inverse_columns(sla_solver *s, int64_t b, sla_op op, int64_t k, double *y,
@@ -365,6 +385,27 @@ sla_status sla_mumps_workspace(sla_mumps_ws *w, int info8, int icntl14, size_t e
 /** Ends the prefault of a freshly mapped w (call when JOB = 2 returns). */
 void sla_mumps_workspace_settle(sla_mumps_ws *w);
 void sla_mumps_workspace_free(sla_mumps_ws *w);
+
+/** The right-hand side of sla_solver_create_for held by a MUMPS backend (mumps_first.c): b, a
+ *  copy of B, and x, its solution from the condition estimate's first call ([batch][n][nrhs]
+ *  of s->dtype each); NULL when none is held. conj: told op C. */
+typedef struct sla_mumps_first {
+    void *b, *x;
+    int64_t nrhs;
+    int conj;
+} sla_mumps_first;
+/** Columns beyond which the hint is not taken (the estimate's block stays ≤ 64 + 3 columns). */
+#define SLA_MUMPS_FIRST_MAX 64
+/** Inside create / refactor: drops what f held, then copies the hint's B for s (allocating x);
+ *  returns its nrhs, or 0 (no hint, too many columns, no memory: never an error). The backend
+ *  fills f->x through sla_direct_rcond_first and drops f when a column was not solved or the
+ *  factorization is refused as singular. */
+int64_t sla_mumps_first_hold(const sla_solver *s, sla_mumps_first *f);
+/** At a solve: 1 and X = the held solution when op's class (C or not), nrhs and B's bytes
+ *  match, else 0; f is dropped either way (the held X serves the first solve only). */
+int sla_mumps_first_take(const sla_solver *s, sla_mumps_first *f, sla_op op, int64_t nrhs,
+                         const void *B, void *X);
+void sla_mumps_first_drop(sla_mumps_first *f);
 /** METIS_NodeND on the graph of A ∪ Aᵀ (t's pattern, no diagonal): perm[i] = 1-based pivot
  *  position of variable i (MUMPS's PERM_IN; int = MUMPS_INT). Only with SLA_HAVE_METIS.
  *  @return SLA_OK, SLA_ENOMEM, SLA_EBACKEND. */

@@ -77,6 +77,7 @@ typedef struct mumps_impl {
     int empty;                /* no stored entry (n = 0 or the zero matrix): no MUMPS instance */
     int valid;
     char why_invalid[400];
+    sla_mumps_first first;    /* the right-hand side told at create or refactor, solved */
 } mumps_impl;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -321,20 +322,48 @@ static sla_status mumps_inverse(void *ctx, int64_t b, sla_op op, int64_t k, doub
     return dense_solve(ctx, b, k, y, "solve (condition estimate)");
 }
 
-/* The singularity rule (condest.c) on the factors of every element without null pivots. */
+/* The estimate of element b, with the held right-hand side's k columns (mumps_first.c; w
+ * [n × k], NULL when k = 0) solved in its first call; *kept = 0 when they were not. */
+static sla_status rcond_with_first(sla_solver *s, mumps_impl *m, int64_t b, double *work,
+                                   int64_t k, double *w, int *kept)
+{
+    size_t off = (size_t)(b * s->n * k) * sla_dtype_size(s->dtype);
+    int solved = 0;
+    if (w) sla_dense_to_colmajor(s->dtype, s->n, k, (const char *)m->first.b + off, w);
+    sla_status st = sla_direct_rcond_first(s, b, mumps_inverse, m, work, &m->rcond_hint[b],
+                                           &m->rcond[b], k, w, &solved);
+    if (w && solved && st == SLA_OK)
+        sla_dense_from_colmajor(s->dtype, s->n, k, w, s->n, (char *)m->first.x + off);
+    else
+        *kept = 0;
+    return st;
+}
+
+static int mumps_singular(const sla_solver *s, const mumps_impl *m, int64_t b);
+
+/* The singularity rule (condest.c) on the factors of every element without null pivots; the
+ * right-hand side of sla_solver_create_for, if told, solved along (mumps_first.c). */
 static sla_status estimate_rcond(sla_solver *s, mumps_impl *m)
 {
     double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
     if (!work) return SLA_ENOMEM;
+    int64_t k = sla_mumps_first_hold(s, &m->first);
+    double *w = k ? sla_malloc((size_t)k, (size_t)s->n * sizeof *w, "the first right-hand "
+                               "side") : NULL;
+    if (k && !w) { sla_mumps_first_drop(&m->first); sla_clear_error(); k = 0; }
+    int kept = k > 0;
     sla_status st = SLA_OK;
     s->rcond = INFINITY;
     for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
         m->rcond[b] = 0;
-        if (m->nnull[b] == 0)
-            st = sla_direct_rcond(s, b, mumps_inverse, m, work, &m->rcond_hint[b], &m->rcond[b]);
+        if (m->nnull[b] == 0) st = rcond_with_first(s, m, b, work, k, w, &kept);
+        else kept = 0;
         s->rcond = fmin(s->rcond, m->rcond[b]);
     }
     sla_free(work);
+    sla_free(w);
+    for (int64_t b = 0; b < s->batch && kept; b++) kept = !mumps_singular(s, m, b);
+    if (!kept || st != SLA_OK) sla_mumps_first_drop(&m->first);
     if (st < 0) snprintf(m->why_invalid, sizeof m->why_invalid, "%s", sla_last_error());
     return st;
 }
@@ -352,6 +381,7 @@ static sla_status factorize_all(sla_solver *s, int gathered)
 {
     mumps_impl *m = s->impl;
     m->valid = 0;
+    sla_mumps_first_drop(&m->first);   /* a stale solution never outlives its factors */
     if (m->empty) {
         /* the zero matrix: every pivot is null, the first at column 0; n = 0: none */
         for (int64_t b = 0; b < s->batch; b++) {
@@ -452,6 +482,7 @@ static void mumps_destroy(sla_solver *s)
     sla_free(m->null_col);
     sla_free(m->rcond);
     sla_free(m->rcond_hint);
+    sla_mumps_first_drop(&m->first);
     sla_symlower_free(&m->low);
     sla_free(m);
     s->impl = NULL;
@@ -535,6 +566,7 @@ static sla_status mumps_solve(sla_solver *s, sla_op op, int64_t nrhs, const void
     SLA_TRY(check_usable(s, 1));
     mumps_impl *m = s->impl;
     if (m->empty) return SLA_OK;     /* n = 0 (the zero matrix n > 0 failed check_usable) */
+    if (sla_mumps_first_take(s, &m->first, op, nrhs, B, X)) return SLA_OK;   /* once */
     int64_t n = s->n;
     size_t es = sla_dtype_size(s->dtype);
     double *rhs = sla_malloc((size_t)(n * nrhs), sizeof(double), "right-hand sides");

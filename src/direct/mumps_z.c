@@ -52,6 +52,7 @@ typedef struct zmumps_impl {
     double *rcond;
     int empty;                /* no stored entry: no MUMPS instance */
     int valid;
+    sla_mumps_first first;    /* the right-hand side told at create or refactor, solved */
     char why_invalid[400];
 } zmumps_impl;
 
@@ -196,18 +197,59 @@ static sla_status solve_block(sla_solver *s, zmumps_impl *m, int64_t b, sla_op o
     return st;
 }
 
-/* sla_zcolumn_fn: x = op(A_b)⁻¹ rhs, one column */
-static sla_status solve_column(sla_solver *s, void *ctx, int64_t b, sla_op op,
-                               double complex *rhs, double complex *x)
-{
-    memcpy(x, rhs, (size_t)s->n * sizeof *x);
-    return solve_block(s, ctx, b, op, 1, x);
-}
-
+/* sla_factor_solve_fn (condest.c) */
 static sla_status inverse(void *ctx, int64_t b, sla_op op, int64_t k, double *y)
 {
     sla_solver *s = ctx;
     return solve_block(s, s->impl, b, op, k, (double complex *)y);
+}
+
+/* Columns per JOB = 3 call of a multi-column solve: bounds our block and MUMPS's own RHSCOMP
+ * at 64·n complex entries while reading the factors once per 64 columns. */
+#define MUMPS_RHS_BLOCK 64
+
+/* X = op(A)⁻¹ B ([batch][n][nrhs] of the complex dtype) for every batch element, up to
+ * MUMPS_RHS_BLOCK columns per call: the solve phase costs about the same for 1 column as for
+ * several (it is bound by reading the factors and by BLAS packing, docs/complex.md), so the
+ * columns of one call are nearly free. */
+static sla_status solve_all(sla_solver *s, zmumps_impl *m, sla_op op, int64_t nrhs,
+                            const void *B, void *X)
+{
+    int64_t n = s->n, kb = nrhs < MUMPS_RHS_BLOCK ? nrhs : MUMPS_RHS_BLOCK;
+    double complex *w = sla_malloc((size_t)kb, (size_t)n * sizeof *w, "MUMPS right-hand sides");
+    if (!w) return SLA_ENOMEM;
+    sla_status st = SLA_OK;
+    for (int64_t b = 0; b < s->batch && st == SLA_OK; b++)
+        for (int64_t j0 = 0; j0 < nrhs && st == SLA_OK; j0 += kb) {
+            int64_t k = nrhs - j0 < kb ? nrhs - j0 : kb;
+            sla_zblock_gather(s->dtype, B, b, n, nrhs, j0, k, w);
+            st = solve_block(s, m, b, op, k, w);
+            if (st == SLA_OK) sla_zblock_scatter(s->dtype, w, b, n, nrhs, j0, k, X);
+        }
+    sla_free(w);
+    return st;
+}
+
+/* The estimate of element b, with the held right-hand side's k columns (mumps_first.c; w
+ * [n × k], NULL when k = 0) solved in its first call; *kept = 0 when they were not. */
+static sla_status rcond_with_first(sla_solver *s, zmumps_impl *m, int64_t b, double *work,
+                                   int64_t k, double complex *w, int *kept)
+{
+    int64_t n = s->n;
+    int solved = 0, c = m->first.conj;
+    if (w) {
+        sla_zblock_gather(s->dtype, m->first.b, b, n, k, 0, k, w);
+        if (c) for (int64_t i = 0; i < n * k; i++) w[i] = conj(w[i]);    /* Aᴴ = conj(A) */
+    }
+    sla_status st = sla_direct_rcond_first(s, b, inverse, s, work, &m->rcond_hint[b],
+                                           &m->rcond[b], k, (double *)w, &solved);
+    if (w && solved && st == SLA_OK) {
+        if (c) for (int64_t i = 0; i < n * k; i++) w[i] = conj(w[i]);
+        sla_zblock_scatter(s->dtype, w, b, n, k, 0, k, m->first.x);
+    } else {
+        *kept = 0;
+    }
+    return st;
 }
 
 static int singular(const sla_solver *s, const zmumps_impl *m, int64_t b)
@@ -244,6 +286,7 @@ static void describe(sla_solver *s, zmumps_impl *m)
 static sla_status factorize_all(sla_solver *s, zmumps_impl *m)
 {
     m->valid = 0;
+    sla_mumps_first_drop(&m->first);   /* a stale solution never outlives its factors */
     if (m->empty) {
         for (int64_t b = 0; b < s->batch; b++) {
             m->nnull[b] = s->n;
@@ -258,6 +301,11 @@ static sla_status factorize_all(sla_solver *s, zmumps_impl *m)
     double *work = sla_malloc((size_t)s->n + 1, SLA_RCOND_WORK * sizeof(double),
                               "condition estimate");
     if (!work) return SLA_ENOMEM;
+    int64_t k = m->empty ? 0 : sla_mumps_first_hold(s, &m->first);
+    double complex *w = k ? sla_malloc((size_t)k, (size_t)s->n * sizeof *w, "the first "
+                                       "right-hand side") : NULL;
+    if (k && !w) { sla_mumps_first_drop(&m->first); sla_clear_error(); k = 0; }
+    int kept = k > 0;
     sla_status st = SLA_OK;
     for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
         ZMUMPS_STRUC_C *id = &m->id[b];
@@ -267,10 +315,13 @@ static sla_status factorize_all(sla_solver *s, zmumps_impl *m)
         m->nnull[b] = id->INFOG(28);
         m->null_col[b] = id->INFOG(28) > 0 && id->pivnul_list ? id->pivnul_list[0] - 1 : -1;
         m->rcond[b] = 0;
-        if (m->nnull[b] == 0)
-            st = sla_direct_rcond(s, b, inverse, s, work, &m->rcond_hint[b], &m->rcond[b]);
+        if (m->nnull[b] == 0) st = rcond_with_first(s, m, b, work, k, w, &kept);
+        else kept = 0;
     }
     sla_free(work);
+    sla_free(w);
+    for (int64_t b = 0; b < s->batch && kept; b++) kept = !singular(s, m, b);
+    if (!kept || st != SLA_OK) sla_mumps_first_drop(&m->first);
     if (st != SLA_OK) {
         snprintf(m->why_invalid, sizeof m->why_invalid, "%s", sla_last_error());
         return st;
@@ -380,7 +431,8 @@ sla_status sla_mumps_z_solve(sla_solver *s, sla_op op, int64_t nrhs, const void 
     SLA_TRY(check_usable(s, m, 1));
     info->rcond = s->rcond;
     if (s->n == 0) return SLA_OK;
-    return sla_zdirect_solve(s, op, nrhs, B, X, solve_column, m);   /* residuals: generic layer */
+    if (sla_mumps_first_take(s, &m->first, op, nrhs, B, X)) return SLA_OK;   /* once */
+    return solve_all(s, m, op, nrhs, B, X);   /* residuals: generic layer */
 }
 
 sla_status sla_mumps_z_logdet(sla_solver *s, double *sign, double *logabsdet)
@@ -471,6 +523,7 @@ void sla_mumps_z_destroy(sla_solver *s)
     sla_free(m->null_col);
     sla_free(m->rcond_hint);
     sla_free(m->rcond);
+    sla_mumps_first_drop(&m->first);
     sla_symlower_free(&m->low);
     sla_free(m);
     s->impl = NULL;

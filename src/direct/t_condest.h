@@ -42,6 +42,29 @@ static __attribute__((unused)) sla_status FN(apply)(const scaled_op *o, int tran
     return SLA_OK;
 }
 
+/* The estimator's first call: the k start columns of y as apply(o, 0, k, y) and, when kx > 0,
+ * the caller's kx columns x (n × kx, unscaled: x = A⁻¹ x) in the same call of o->fn, so that a
+ * backend whose solve reads its factors once per call (MUMPS) solves the caller's right-hand
+ * sides for free (sla_direct_rcond_first). */
+static __attribute__((unused)) sla_status FN(apply_first)(const scaled_op *o, int64_t k, ENTRY *y,
+                                                          int64_t kx, ENTRY *x)
+{
+    if (kx == 0) return FN(apply)(o, 0, k, y);
+    int64_t n = o->s->n;
+    ENTRY *blk = sla_malloc((size_t)(k + kx), (size_t)n * sizeof *blk, "condition estimate");
+    if (!blk) return SLA_ENOMEM;
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < n; i++) blk[j * n + i] = y[j * n + i] / (REAL)o->w[i];
+    memcpy(blk + k * n, x, (size_t)(kx * n) * sizeof *blk);
+    sla_status st = o->fn(o->ctx, o->b, SLA_OP_N, k + kx, (double *)blk);
+    if (st == SLA_OK) {
+        memcpy(y, blk, (size_t)(k * n) * sizeof *blk);
+        memcpy(x, blk + k * n, (size_t)(kx * n) * sizeof *blk);
+    }
+    sla_free(blk);
+    return st;
+}
+
 static __attribute__((unused)) double FN(norm1)(const ENTRY *y, int64_t n)
 {
     double t = 0;
@@ -85,10 +108,12 @@ static __attribute__((unused)) int FN(sign_repeats)(const ENTRY *y, ENTRY *xi, i
  * case: the first with two columns). A hint *j ≥ 0 (the column that gave the estimate of the
  * previous factorization, e.g. before a refactor) is solved in that first call too, as a third
  * start vector: when it still gives the largest column, the iteration confirms it with one
- * transposed solve (2 calls). *j receives the column of the estimate. y [3n], xi [n]. */
+ * transposed solve (2 calls). *j receives the column of the estimate. y [3n], xi [n]; the
+ * caller's kx columns x [n × kx] are solved in the first call (apply_first). */
 static __attribute__((unused)) sla_status FN(estimate_inverse_norm)(const scaled_op *o, ENTRY *y,
                                                                     ENTRY *xi, double *est,
-                                                                    int64_t *hint)
+                                                                    int64_t *hint, int64_t kx,
+                                                                    ENTRY *x)
 {
     int64_t n = o->s->n, j0 = *hint >= 0 && *hint < n ? *hint : -1;
     int64_t k = n == 1 ? 1 : j0 >= 0 ? 3 : 2;
@@ -98,7 +123,7 @@ static __attribute__((unused)) sla_status FN(estimate_inverse_norm)(const scaled
         y[n + i] = (REAL)((i % 2 ? -1.0 : 1.0) * (1.0 + (double)i / (double)(n > 1 ? n - 1 : 1)));
     }
     if (j0 >= 0) y[2 * n + j0] = 1;
-    SLA_TRY(FN(apply)(o, 0, k, y));
+    SLA_TRY(FN(apply_first)(o, k, y, kx, x));
     *est = FN(norm1)(y, n);
     *hint = 0;
     if (n == 1 || !isfinite(*est)) return SLA_OK;
@@ -128,7 +153,9 @@ static __attribute__((unused)) sla_status FN(estimate_inverse_norm)(const scaled
         SLA_TRY(FN(apply)(o, 1, 1, y));
         int64_t last = j;
         j = FN(argmax_abs)(y, n);
-        if (ABS(y[last]) == ABS(y[j])) break;              /* the same column again */
+        if (isnan(ABS(y[j]))) { *est = NAN; return SLA_OK; }   /* as a NaN solve of e_j */
+        if (!(ABS(y[j]) > ABS(y[last]) * SLA_CONDEST_MIN_GROWTH))
+            break;                          /* e_last is a local maximum, to 1 % (internal.h) */
     }
     *hint = best >= 0 ? best : j;
     if (!(alt <= *est)) *est = alt;

@@ -486,6 +486,66 @@ static void allocation_failures(void **state)
     sla_pattern_free(&p);
 }
 
+/* allocations of one sla_solver_solve without info: none when X comes from the condition
+ * estimate (sla_solver_create_for), the right-hand side block otherwise */
+static int64_t solve_allocations(sla_solver *s, sla_op op, int64_t nrhs, const void *B, void *X)
+{
+    sla_test_fail_alloc_after(-1);
+    TU_OK(sla_solver_solve(s, op, nrhs, B, X, NULL));
+    return sla_test_fail_alloc_after(-1);
+}
+
+/* sla_solver_create_for / refactor_for on the real ldlt: a batch of 2 KKT matrices, 2 columns,
+ * float64 and float32; the told B solved with the estimate (no allocation at the solve) to the
+ * plain solve's accuracy, once; op C is T for real dtypes */
+static void first_rhs(void **state)
+{
+    if (!have_mumps()) skip();
+    sla_pattern *p = NULL;
+    double *v = NULL;
+    kkt(40, 5, &p, &v);
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p), k = 2, tot = 2 * n * k;
+    double *vb = dt_alloc(2 * nnz), *b = dt_alloc(tot), *bc = dt_alloc(tot), *x = dt_alloc(tot),
+           *ref = dt_alloc(tot);
+    for (int64_t q = 0; q < nnz; q++) { vb[q] = v[q]; vb[nnz + q] = 1.5 * v[q]; }
+    tu_fill_random(b, tot, 8);
+    memcpy(bc, b, (size_t)tot * sizeof *bc);
+    sla_matrix A = sla_matrix_view(p, SLA_FLOAT64, 2, vb);
+    sla_solver_options o = ldlt_opts(SLA_ORDERING_AUTO);
+    sla_solver *s = NULL;
+    TU_OK(sla_solver_create(&A, &o, &s));
+    assert_true(solve_allocations(s, SLA_OP_N, k, b, ref) > 0);
+    sla_solver_free(&s);
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_C, k, b, &s));
+    assert_int_equal(solve_allocations(s, SLA_OP_N, k, bc, x), 0);
+    assert_true(dt_scaled_residual(&A, SLA_OP_N, k, b, x) <= 1e-13);
+    for (int64_t i = 0; i < tot; i++) TU_CLOSE(x[i], ref[i], 1e-10);
+    assert_true(solve_allocations(s, SLA_OP_N, k, bc, x) > 0);
+    TU_OK(sla_solver_refactor_for(s, vb, SLA_OP_T, k, b));
+    bc[3] = -bc[3];                                   /* another B: solved as given */
+    assert_true(solve_allocations(s, SLA_OP_T, k, bc, x) > 0);
+    assert_true(dt_scaled_residual(&A, SLA_OP_T, k, bc, x) <= 1e-13);
+    sla_solver_free(&s);
+    /* float32 */
+    float *vf = malloc(sizeof(float) * (size_t)(2 * nnz)), *bf = malloc(sizeof(float) * (size_t)tot),
+          *xf = malloc(sizeof(float) * (size_t)tot), *rf = malloc(sizeof(float) * (size_t)tot);
+    for (int64_t q = 0; q < 2 * nnz; q++) vf[q] = (float)vb[q];
+    for (int64_t i = 0; i < tot; i++) bf[i] = (float)b[i];
+    sla_matrix Af = sla_matrix_view(p, SLA_FLOAT32, 2, vf);
+    TU_OK(sla_solver_create(&Af, &o, &s));
+    TU_OK(sla_solver_solve(s, SLA_OP_N, k, bf, rf, NULL));
+    sla_solver_free(&s);
+    TU_OK(sla_solver_create_for(&Af, &o, SLA_OP_N, k, bf, &s));
+    sla_solve_info info;
+    TU_OK(sla_solver_solve(s, SLA_OP_N, k, bf, xf, &info));
+    assert_true(info.relative_residual <= 1e-5);
+    for (int64_t i = 0; i < tot; i++) TU_CLOSE(xf[i], rf[i], 1e-5);
+    sla_solver_free(&s);
+    free(vf); free(bf); free(xf); free(rf);
+    free(vb); free(b); free(bc); free(x); free(ref); free(v);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +563,7 @@ int main(void)
         cmocka_unit_test(tiny_and_structured),
         cmocka_unit_test(auto_ordering_rule),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(first_rhs),
         cmocka_unit_test(allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -481,6 +481,122 @@ static void work_array_failures(void **state)
     sla_pattern_free(&p);
 }
 
+/* X[i][j] = op(A)⁻¹ B by nrhs single-column solves (the reference of the block solves) */
+static void column_solves(sla_solver *s, sla_op op, int64_t n, int64_t nrhs, const zc *B, zc *X)
+{
+    zc *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (int64_t j = 0; j < nrhs; j++) {
+        for (int64_t i = 0; i < n; i++) b[i] = B[i * nrhs + j];
+        TU_OK(sla_solver_solve(s, op, 1, b, x, NULL));
+        for (int64_t i = 0; i < n; i++) X[i * nrhs + j] = x[i];
+    }
+    free(b); free(x);
+}
+
+static void assert_close(const zc *x, const zc *ref, int64_t len, double tol, const char *what)
+{
+    double e = 0, m = 0;
+    for (int64_t i = 0; i < len; i++) { e = fmax(e, cabs(x[i] - ref[i])); m = fmax(m, cabs(ref[i])); }
+    if (!(e <= tol * m)) fail_msg("%s: |x − ref| %g (max %g)", what, e, m);
+}
+
+/* allocations of one sla_solver_solve without info: 0 in the backend when the solution comes
+ * from the condition estimate (sla_solver_create_for), ≥ 1 (MUMPS's right-hand side block)
+ * otherwise */
+static int64_t solve_allocations(sla_solver *s, sla_op op, int64_t nrhs, const zc *B, zc *X)
+{
+    sla_test_fail_alloc_after(-1);
+    TU_OK(sla_solver_solve(s, op, nrhs, B, X, NULL));
+    return sla_test_fail_alloc_after(-1);
+}
+
+/* sla_solver_create_for / refactor_for: the right-hand side told at create is solved with the
+ * condition estimate and returned by the next solve with equal B (another buffer), once; the
+ * multi-column block solve against column-by-column solves; a changed B, op C, a refactor,
+ * a singular matrix and bad arguments */
+static void first_rhs(void **state)
+{
+    (void)state;
+    sla_pattern *p;
+    zc *a;
+    helmholtz(12, 10, 2.0, 0, 0, &p, &a);
+    int64_t n = sla_pattern_nrows(p), nnz = sla_pattern_nnz(p), k = 3, len = n * k;
+    zc *B = malloc((size_t)len * sizeof *B), *B2 = malloc((size_t)len * sizeof *B2),
+       *X = malloc((size_t)len * sizeof *X), *ref = malloc((size_t)len * sizeof *ref),
+       *refc = malloc((size_t)len * sizeof *refc), *a2 = malloc((size_t)nnz * sizeof *a2);
+    for (int64_t q = 0; q < len; q++) B[q] = cos(0.37 * (double)q) + I * sin(1.3 * (double)q);
+    sla_solver *s0 = ldlt(p, SLA_COMPLEX128, a);
+    column_solves(s0, SLA_OP_N, n, k, B, ref);
+    column_solves(s0, SLA_OP_C, n, k, B, refc);
+    TU_OK(sla_solver_solve(s0, SLA_OP_N, k, B, X, NULL));     /* one block call */
+    assert_close(X, ref, len, 1e-12, "block solve");
+    assert_true(solve_allocations(s0, SLA_OP_N, k, B, X) > 0);
+
+    sla_matrix A = sla_matrix_view(p, SLA_COMPLEX128, 1, a);
+    sla_solver_options o;
+    sla_solver_options_init(&o);
+    o.method = SLA_METHOD_LDLT;
+    sla_solver *s;
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_N, k, B, &s));
+    memcpy(B2, B, (size_t)len * sizeof *B2);
+    memset(X, 0, (size_t)len * sizeof *X);
+    assert_int_equal(solve_allocations(s, SLA_OP_T, k, B2, X), 0);   /* A = Aᵀ: T is N */
+    assert_close(X, ref, len, 1e-12, "create_for, op T");
+    assert_true(solve_allocations(s, SLA_OP_N, k, B2, X) > 0);      /* once only */
+    assert_close(X, ref, len, 1e-12, "second solve");
+    sla_solver_free(&s);
+
+    /* a changed B is solved as it is; op C */
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_N, k, B, &s));
+    B2[5] += 1;
+    assert_true(solve_allocations(s, SLA_OP_N, k, B2, X) > 0);
+    zc *ref2 = malloc((size_t)len * sizeof *ref2);
+    column_solves(s0, SLA_OP_N, n, k, B2, ref2);
+    assert_close(X, ref2, len, 1e-12, "changed B");
+    sla_solver_free(&s);
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_C, k, B, &s));
+    assert_true(solve_allocations(s, SLA_OP_N, k, B, X) > 0);       /* told C, asked N */
+    sla_solver_free(&s);
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_C, k, B, &s));
+    assert_int_equal(solve_allocations(s, SLA_OP_C, k, B, X), 0);
+    assert_close(X, refc, len, 1e-12, "create_for, op C");
+
+    /* refactor_for with 2A: X = ref / 2; a plain refactor keeps nothing */
+    for (int64_t q = 0; q < nnz; q++) a2[q] = 2 * a[q];
+    TU_OK(sla_solver_refactor_for(s, a2, SLA_OP_N, k, B));
+    assert_int_equal(solve_allocations(s, SLA_OP_N, k, B, X), 0);
+    for (int64_t q = 0; q < len; q++) X[q] *= 2;
+    assert_close(X, ref, len, 1e-12, "refactor_for");
+    TU_OK(sla_solver_refactor_for(s, a, SLA_OP_N, k, B));
+    TU_OK(sla_solver_refactor(s, a2));
+    assert_true(solve_allocations(s, SLA_OP_N, k, B, X) > 0);
+    sla_solver_free(&s);
+    /* a plain create after create_for: the hint did not outlive its call */
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_N, k, B, &s));
+    sla_solver_free(&s);
+    TU_OK(sla_solver_create(&A, &o, &s));
+    assert_true(solve_allocations(s, SLA_OP_N, k, B, X) > 0);
+    sla_solver_free(&s);
+
+    /* bad arguments, named */
+    assert_int_equal(sla_solver_create_for(&A, &o, (sla_op)7, k, B, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "op = 7"));
+    assert_null(s);
+    assert_int_equal(sla_solver_create_for(&A, &o, SLA_OP_N, 0, B, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "nrhs"));
+    assert_int_equal(sla_solver_create_for(&A, &o, SLA_OP_N, k, NULL, &s), SLA_EINVAL);
+    assert_non_null(strstr(sla_last_error(), "B"));
+
+    /* singular (the Neumann-like matrix): told B, the solve still refuses */
+    neumann_diagonal(p, a, 0);
+    TU_OK(sla_solver_create_for(&A, &o, SLA_OP_N, k, B, &s));
+    assert_int_equal(sla_solver_solve(s, SLA_OP_N, k, B, X, NULL), SLA_ESINGULAR);
+    sla_solver_free(&s);
+    sla_solver_free(&s0);
+    free(a); free(a2); free(B); free(B2); free(X); free(ref); free(refc); free(ref2);
+    sla_pattern_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +608,7 @@ int main(void)
         cmocka_unit_test(orderings),
         cmocka_unit_test(rcond_like_lu),
         cmocka_unit_test(work_array_failures),
+        cmocka_unit_test(first_rhs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
