@@ -204,6 +204,29 @@ static sla_status st_header(const char *path, const unsigned char *buf, size_t l
     return SLA_OK;
 }
 
+/* The metadata dtype (torch's name, "torch.complex128") against the values tensor's: a complex
+ * name over real values is a complex matrix stored as (re, im) pairs by another writer, or a
+ * corrupt file, and a real name over complex values a corrupt one; either is refused rather
+ * than read as what it is not. Other names (integers, unknown) and a missing entry pass. */
+static sla_status st_check_metadata(const char *path, const cJSON *hdr, const st_tensor *v)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(hdr, "__metadata__");
+    const cJSON *dt = cJSON_IsObject(meta) ? cJSON_GetObjectItemCaseSensitive(meta, "dtype") : NULL;
+    if (!cJSON_IsString(dt) || strncmp(dt->valuestring, "torch.", 6) != 0) return SLA_OK;
+    const char *t = dt->valuestring + 6;
+    int named_complex = strncmp(t, "complex", 7) == 0 || strcmp(t, "cfloat") == 0 ||
+                        strcmp(t, "cdouble") == 0;
+    int named_real = strncmp(t, "float", 5) == 0 || strcmp(t, "double") == 0 ||
+                     strcmp(t, "half") == 0 || strcmp(t, "bfloat16") == 0;
+    int vc = st_is_complex(v->dtype);
+    if ((named_complex && !vc) || (named_real && vc))
+        return ST_FAIL(SLA_EPARSE, "%s: __metadata__ dtype \"%s\" disagrees with \"values\" "
+                       "dtype %s (%s)", path, dt->valuestring, v->dtype,
+                       vc ? "complex values under a real name" : "real values under a complex "
+                       "name: complex stored as (re, im) pairs? write C128 / C64 values");
+    return SLA_OK;
+}
+
 /* values [*batch, nnz]: batch_ndim = NULL refuses a batch (sla_safetensors_read) */
 static sla_status st_parse_into(const char *buf, size_t len, const char *path, const char *func,
                                 sla_coo **out, int *batch_ndim, int64_t *batch_shape)
@@ -215,6 +238,7 @@ static sla_status st_parse_into(const char *buf, size_t len, const char *path, c
     sla_status st = st_header(path, (const unsigned char *)buf, len, &hdr, &data, &dlen);
     if (st == SLA_OK) st = st_no_duplicates(path, hdr, "the safetensors header", 1);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "values", 0, &v);
+    if (st == SLA_OK) st = st_check_metadata(path, hdr, &v);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "row_indices", 1, &r);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "col_indices", 1, &c);
     if (st == SLA_OK) st = st_find(path, hdr, data, dlen, "shape", 1, &shape);
