@@ -269,8 +269,9 @@ SLA_API sla_status sla_solver_refactor(sla_solver *s, const void *values);
  *  with the same op, nrhs and B contents (compared bytewise; B may be another buffer) returns
  *  that X instead of solving again: one triangular solve fewer, the same X as a separate
  *  solve up to rounding (about 0.9 s of 11 s on the 2D complex Helmholtz 1000²,
- *  docs/complex.md). Any other solve, a refactor or a failure drops the stored X; a backend
- *  without the feature simply ignores B. B [batch][rows][nrhs] (rows: n), row-major, of A's
+ *  docs/complex.md). Any other solve, a new factorization or its failure drops the stored X
+ *  (a refactor refused before factoring keeps the old factors and their X); a backend without
+ *  the feature, or A in device memory, simply ignores B. B [batch][rows][nrhs] (rows: n), row-major, of A's
  *  dtype, is read during the call only and never modified; op N, T or C, nrhs ≥ 1.
  *  A B that is not finite is not passed on (the solve reports it). Not collective.
  *  @return as sla_solver_create() / sla_solver_refactor(), and SLA_EINVAL naming op, nrhs or

@@ -332,8 +332,12 @@ static sla_status st_write(const char *func, const char *path, const sla_coo *co
                       (long long)batch_shape[d]);
         nb *= batch_shape[d];
     }
-    for (size_t i = 0; metadata && metadata[i]; i += 2)
+    for (size_t i = 0; metadata && metadata[i]; i += 2) {
         SLA_CHECK_ARG_AS(func, metadata[i + 1], "metadata key \"%s\" has no value", metadata[i]);
+        SLA_CHECK_ARG_AS(func, strcmp(metadata[i], "dtype") != 0, "metadata key \"dtype\" is "
+                         "reserved: it names the values' dtype, written from the dtype argument "
+                         "(a file with another would not read back)");
+    }
     if (dtype != SLA_FLOAT64 && dtype != SLA_FLOAT32 && dtype != SLA_COMPLEX128 &&
         dtype != SLA_COMPLEX64)
         return SLA_FAIL_AS(func, SLA_EDTYPE, "dtype %d is not float64, float32, complex128 or "

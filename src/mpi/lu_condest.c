@@ -138,7 +138,10 @@ static sla_status estimate(const est_ctx *e, double *y, double *alt, double *xi,
         double vlast;
         SLA_TRY(argmax_abs(e, y, &j, &vj));
         SLA_TRY(abs_at(e, y, last, &vlast));
-        if (isnan(vj)) { *est = NAN; return SLA_OK; }          /* as a NaN solve of e_j */
+        if (!isfinite(vj) || isnan(vlast)) {  /* argmax_abs reports NaN as inf */
+            *est = NAN;                         /* as a NaN solve of e_j */
+            return SLA_OK;
+        }
         if (!(vj > vlast * SLA_CONDEST_MIN_GROWTH))
             break;                          /* e_last is a local maximum, to 1 % (internal.h) */
     }

@@ -31,7 +31,8 @@ static sla_status make_hint(const char *func, const sla_matrix *A, const void *v
     SLA_TRY(sla_check_block(func, "B", B, A->batch, n, nrhs, &total));
     *hint = (sla_first_rhs){.pattern = A->pattern, .values = values, .dtype = A->dtype,
                             .batch = A->batch, .n = n, .op = op, .nrhs = nrhs, .B = NULL};
-    if (sla_pattern_nrows(A->pattern) != n || total == 0) return SLA_OK;
+    /* device memory is not read from the host: no hint (device backends ignore it anyway) */
+    if (sla_pattern_nrows(A->pattern) != n || total == 0 || A->space != SLA_MEM_HOST) return SLA_OK;
     if (!sla_all_finite(A->dtype, B, total, &bad)) return SLA_OK;
     if (op == SLA_OP_C && !sla_dtype_is_complex(A->dtype)) hint->op = SLA_OP_T;
     hint->B = B;
