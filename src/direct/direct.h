@@ -396,11 +396,14 @@ typedef struct sla_mumps_first {
 } sla_mumps_first;
 /** Columns beyond which the hint is not taken (the estimate's block stays ≤ 64 + 3 columns). */
 #define SLA_MUMPS_FIRST_MAX 64
-/** Inside create / refactor: drops what f held, then copies the hint's B for s (allocating x);
- *  returns its nrhs, or 0 (no hint, too many columns, no memory: never an error). The backend
+/** Inside create / refactor: drops what f held, then copies the hint's B for s (allocating x,
+ *  and *w: the estimator's n × nrhs column block of entry_bytes entries, for the caller to
+ *  sla_free); returns its nrhs, or 0 with *w NULL (no hint, too many columns, no memory:
+ *  never an error). The backend
  *  fills f->x through sla_direct_rcond_first and drops f when a column was not solved or the
  *  factorization is refused as singular. */
-int64_t sla_mumps_first_hold(const sla_solver *s, sla_mumps_first *f);
+int64_t sla_mumps_first_hold(const sla_solver *s, sla_mumps_first *f, size_t entry_bytes,
+                             void **w);
 /** At a solve: 1 and X = the held solution when op's class (C or not), nrhs and B's bytes
  *  match, else 0; f is dropped either way (the held X serves the first solve only). */
 int sla_mumps_first_take(const sla_solver *s, sla_mumps_first *f, sla_op op, int64_t nrhs,

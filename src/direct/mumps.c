@@ -347,10 +347,8 @@ static sla_status estimate_rcond(sla_solver *s, mumps_impl *m)
 {
     double *work = sla_malloc((size_t)s->n, SLA_RCOND_WORK * sizeof(double), "condition estimate");
     if (!work) return SLA_ENOMEM;
-    int64_t k = sla_mumps_first_hold(s, &m->first);
-    double *w = k ? sla_malloc((size_t)k, (size_t)s->n * sizeof *w, "the first right-hand "
-                               "side") : NULL;
-    if (k && !w) { sla_mumps_first_drop(&m->first); sla_clear_error(); k = 0; }
+    double *w = NULL;
+    int64_t k = sla_mumps_first_hold(s, &m->first, sizeof *w, (void **)&w);
     int kept = k > 0;
     sla_status st = SLA_OK;
     s->rcond = INFINITY;

@@ -21,16 +21,21 @@ void sla_mumps_first_drop(sla_mumps_first *f)
     f->nrhs = 0;
 }
 
-int64_t sla_mumps_first_hold(const sla_solver *s, sla_mumps_first *f)
+int64_t sla_mumps_first_hold(const sla_solver *s, sla_mumps_first *f, size_t entry_bytes,
+                             void **w)
 {
     sla_mumps_first_drop(f);
+    *w = NULL;
     const sla_first_rhs *h = sla_solver_first_rhs(s);
     if (!h || s->n == 0 || h->nrhs > SLA_MUMPS_FIRST_MAX) return 0;
     size_t bytes = block_bytes(s, h->nrhs);
     f->b = sla_malloc(bytes, 1, "the first right-hand side");
     f->x = sla_malloc(bytes, 1, "the first solution");
-    if (!f->b || !f->x) {            /* no memory: the solve solves as usual */
+    *w = sla_malloc((size_t)h->nrhs, (size_t)s->n * entry_bytes, "the first right-hand side");
+    if (!f->b || !f->x || !*w) {     /* no memory: the solve solves as usual */
         sla_mumps_first_drop(f);
+        sla_free(*w);
+        *w = NULL;
         sla_clear_error();
         return 0;
     }

@@ -239,12 +239,12 @@ static sla_status rcond_with_first(sla_solver *s, zmumps_impl *m, int64_t b, dou
     int solved = 0, c = m->first.conj;
     if (w) {
         sla_zblock_gather(s->dtype, m->first.b, b, n, k, 0, k, w);
-        if (c) for (int64_t i = 0; i < n * k; i++) w[i] = conj(w[i]);    /* Aᴴ = conj(A) */
+        if (c) sla_conj(SLA_COMPLEX128, n * k, w, w);    /* Aᴴ = conj(A): solve conj(A)·x = b */
     }
     sla_status st = sla_direct_rcond_first(s, b, inverse, s, work, &m->rcond_hint[b],
                                            &m->rcond[b], k, (double *)w, &solved);
     if (w && solved && st == SLA_OK) {
-        if (c) for (int64_t i = 0; i < n * k; i++) w[i] = conj(w[i]);
+        if (c) sla_conj(SLA_COMPLEX128, n * k, w, w);
         sla_zblock_scatter(s->dtype, w, b, n, k, 0, k, m->first.x);
     } else {
         *kept = 0;
@@ -301,10 +301,8 @@ static sla_status factorize_all(sla_solver *s, zmumps_impl *m)
     double *work = sla_malloc((size_t)s->n + 1, SLA_RCOND_WORK * sizeof(double),
                               "condition estimate");
     if (!work) return SLA_ENOMEM;
-    int64_t k = m->empty ? 0 : sla_mumps_first_hold(s, &m->first);
-    double complex *w = k ? sla_malloc((size_t)k, (size_t)s->n * sizeof *w, "the first "
-                                       "right-hand side") : NULL;
-    if (k && !w) { sla_mumps_first_drop(&m->first); sla_clear_error(); k = 0; }
+    double complex *w = NULL;
+    int64_t k = sla_mumps_first_hold(s, &m->first, sizeof *w, (void **)&w);
     int kept = k > 0;
     sla_status st = SLA_OK;
     for (int64_t b = 0; b < s->batch && st == SLA_OK; b++) {
