@@ -10,9 +10,11 @@
 #   bench_mpi_cg           libsla_mpi CG + Jacobi on the public kernels (build/bench/mpi),
 #                          assembled from CSR rows (its default), and once more from COO
 #                          triplets for the memory only (--assembly coo --maxit 3)
-#   bench_petsc_cg         PETSc KSPCG, -pc_type jacobi and -pc_type hypre (BoomerAMG), if built
-# (libsla's distributed solver objects — CG + Jacobi, BoomerAMG-PCG, block-Jacobi AMG — are
-# bench/mpi_krylov.sh's, run beside this one in the same session: docs/mpi.md)
+#   bench_petsc_cg         PETSc KSPCG, -pc_type jacobi and -pc_type hypre (BoomerAMG), if built;
+#                          BoomerAMG twice: PETSc's defaults, and hypre's own ("hypre-defaults")
+#   bench_mpi_krylov       libsla's distributed solver objects (sla_dist_solver: CG + Jacobi,
+#                          BoomerAMG-PCG, block-Jacobi AMG), the counterpart of KSPCG; for the
+#                          two full-size problems only (it knows no others), so not with --quick
 # then bench_mpi_model at 1 rank (the curves) and at 2 and 4 ranks (--no-curves: its halo
 # counter against the real halo plans). Ratios are PETSc / sla (> 1: sla faster), measured in
 # this run: the machine is shared and noisy, compare within one file only.
@@ -35,6 +37,12 @@ while [ $# -gt 0 ]; do
 done
 cg="$build/bench/mpi/bench_mpi_cg"
 petsc="$build/bench/mpi_petsc/bench_petsc_cg"
+krylov="$build/bench/bench_mpi_krylov"
+hypre_defaults="-pc_hypre_boomeramg_coarsen_type HMIS -pc_hypre_boomeramg_interp_type ext+i
+ -pc_hypre_boomeramg_P_max 4 -pc_hypre_boomeramg_relax_type_down l1-Gauss-Seidel
+ -pc_hypre_boomeramg_relax_type_up backward-l1-Gauss-Seidel
+ -pc_hypre_boomeramg_relax_type_coarse Gaussian-elimination"
+[ -x "$krylov" ] || krylov=""
 modelbin="$build/bench/mpi/bench_mpi_model"
 [ -x "$cg" ] || { echo "bench/mpi.sh: $cg not built (libsla_mpi off?)" >&2; exit 1; }
 [ -x "$petsc" ] || { echo "bench/mpi.sh: no $petsc (PETSc not found at configure): sla side only" >&2; petsc=""; }
@@ -54,10 +62,17 @@ for np in $ranks; do
             for pc in jacobi hypre; do
                 mpirun_ "$np" "$petsc" --dim "$d" --n "$n" --pc "$pc" --reps "$reps" >> "$tmp/runs.jsonl"
             done
+            # BoomerAMG as hypre configures it when nobody sets anything (what libsla's
+            # pc_hypre.c leaves in place), in place of PETSc's own BoomerAMG defaults
+            mpirun_ "$np" "$petsc" --dim "$d" --n "$n" --pc hypre --reps "$reps" $hypre_defaults |
+                sed 's/"pc": "hypre"/"pc": "hypre-defaults"/' >> "$tmp/runs.jsonl"
         fi
+        case "$d:$n" in 2:1000|3:100)
+            [ -n "$krylov" ] && mpirun_ "$np" "$krylov" "$reps" 0 "p${d}d$n" > "$tmp/krylov_np${np}_${d}d.json" ;;
+        esac
     done
 done
-touch "$tmp/krylov.jsonl" "$tmp/coo_mem.jsonl"
+touch "$tmp/coo_mem.jsonl"
 if [ "$model" = 1 ]; then
     echo "bench/mpi.sh: scaling model" >&2
     mpirun_ 1 "$modelbin" $quick > "$tmp/model.json"
@@ -81,7 +96,26 @@ def objects(f):
             print("bench/mpi.sh: %s: skipped a line that is not one JSON object: %.60s"
                   % (f, l.strip()), file=sys.stderr)
     return got
-runs = objects("runs.jsonl") + objects("krylov.jsonl")
+def krylov_runs():
+    """bench_mpi_krylov's documents as one object per solver run, in runs.jsonl's fields
+    (library sla_mpi_krylov; pc jacobi, hypre for BoomerAMG, bjacobi-amg)."""
+    got = []
+    for f in sorted(glob.glob(os.path.join(tmp, "krylov_np*.json"))):
+        doc = json.load(open(f))
+        for p in doc["problems"]:
+            d, n = (3, p["name"][3:]) if p["name"].startswith("p3d") else (2, p["name"][3:])
+            for r in p["runs"]:
+                pc = {"boomeramg": "hypre"}.get(r["precond"], r["precond"])
+                got.append({"library": "sla_mpi_krylov", "problem": "poisson%dd_%s" % (d, n),
+                            "n": p["n"], "ranks": doc["ranks"], "method": r["method"], "pc": pc,
+                            "rtol": doc["rtol"], "iterations": r["iterations"],
+                            "converged": bool(r["converged"]),
+                            "relative_residual": r["relative_residual"],
+                            "setup_s": r["setup_s"], "solve_s": r["solve_s"],
+                            "setup_plus_solve_s": r["total_s"],
+                            "ms_per_iteration": round(1e3 * r["per_iteration_s"], 4)})
+    return got
+runs = objects("runs.jsonl") + krylov_runs()
 coo = objects("coo_mem.jsonl")
 def pick(lib, problem, ranks, pc):
     for r in runs:
@@ -110,13 +144,25 @@ for r in runs:
         e.update({"petsc_hypre_setup_plus_solve_s": ph["setup_plus_solve_s"],
                   "petsc_hypre_iterations": ph["iterations"],
                   "petsc_hypre_over_sla_jacobi_total": round(ph["setup_plus_solve_s"] / r["setup_plus_solve_s"], 3)})
+    # the solver objects against KSPCG: CG + Jacobi per iteration, and set-up + solve of
+    # BoomerAMG-PCG (and of block-Jacobi AMG, against PETSc + BoomerAMG) to the same rtol
     for k in runs:
         if k["library"] == "sla_mpi_krylov" and k["problem"] == p and k["ranks"] == np_:
-            ref = pick("petsc", p, np_, "hypre" if "amg" in k.get("pc", "") else k.get("pc"))
-            key = "sla_krylov_" + k.get("pc", "?")
-            e[key + "_setup_plus_solve_s"] = k.get("setup_plus_solve_s", k["setup_s"] + k["solve_s"])
+            ref = pick("petsc", p, np_, "hypre" if "amg" in k["pc"] or k["pc"] == "hypre" else k["pc"])
+            key = "sla_solver_" + k["pc"]
+            e[key + "_iterations"] = k["iterations"]
+            e[key + "_setup_plus_solve_s"] = k["setup_plus_solve_s"]
+            if k["pc"] == "jacobi":
+                e[key + "_ms_per_iteration"] = k["ms_per_iteration"]
+                if pj:
+                    e["petsc_over_sla_solver_per_iteration"] = round(pj["ms_per_iteration"] / k["ms_per_iteration"], 3)
             if ref:
-                e[key + "_petsc_over_sla_total"] = round(ref["setup_plus_solve_s"] / e[key + "_setup_plus_solve_s"], 3)
+                e[key + "_petsc_over_sla_total"] = round(ref["setup_plus_solve_s"] / k["setup_plus_solve_s"], 3)
+            hd = pick("petsc", p, np_, "hypre-defaults")
+            if k["pc"] == "hypre" and hd:
+                e["petsc_hypre_defaults_iterations"] = hd["iterations"]
+                e["petsc_hypre_defaults_setup_plus_solve_s"] = hd["setup_plus_solve_s"]
+                e[key + "_petsc_hypre_defaults_over_sla_total"] = round(hd["setup_plus_solve_s"] / k["setup_plus_solve_s"], 3)
     ratios.append(e)
 res = {"machine": {"cores": os.cpu_count(), "node": platform.node(),
                    "load_average_at_end": [round(x, 2) for x in os.getloadavg()], "note":
