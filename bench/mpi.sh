@@ -103,10 +103,10 @@ def krylov_runs():
     for f in sorted(glob.glob(os.path.join(tmp, "krylov_np*.json"))):
         doc = json.load(open(f))
         for p in doc["problems"]:
-            d, n = (3, p["name"][3:]) if p["name"].startswith("p3d") else (2, p["name"][3:])
+            d, n = p["name"][1], p["name"][3:]          # p2d1000, p3d100
             for r in p["runs"]:
                 pc = {"boomeramg": "hypre"}.get(r["precond"], r["precond"])
-                got.append({"library": "sla_mpi_krylov", "problem": "poisson%dd_%s" % (d, n),
+                got.append({"library": "sla_mpi_krylov", "problem": "poisson%sd_%s" % (d, n),
                             "n": p["n"], "ranks": doc["ranks"], "method": r["method"], "pc": pc,
                             "rtol": doc["rtol"], "iterations": r["iterations"],
                             "converged": bool(r["converged"]),
@@ -148,7 +148,7 @@ for r in runs:
     # BoomerAMG-PCG (and of block-Jacobi AMG, against PETSc + BoomerAMG) to the same rtol
     for k in runs:
         if k["library"] == "sla_mpi_krylov" and k["problem"] == p and k["ranks"] == np_:
-            ref = pick("petsc", p, np_, "hypre" if "amg" in k["pc"] or k["pc"] == "hypre" else k["pc"])
+            ref = pick("petsc", p, np_, "jacobi" if k["pc"] == "jacobi" else "hypre")
             key = "sla_solver_" + k["pc"]
             e[key + "_iterations"] = k["iterations"]
             e[key + "_setup_plus_solve_s"] = k["setup_plus_solve_s"]
