@@ -77,6 +77,18 @@ int sla_threads_configured(void);
 sla_status sla_pattern_adopt_csr(int64_t nrows, int64_t ncols, int64_t *rowptr, int32_t *colind,
                                  sla_pattern **out);
 
+/** The row pointers as int32 [nrows + 1], or NULL when nnz > INT32_MAX or the array cannot be
+ *  allocated (the caller then reads sla_pattern_rowptr()). Built on first use under the
+ *  pattern's lock and kept with it (4 bytes per row; none when the pattern was borrowed from
+ *  int32 row pointers, which are used where they lie). The hot SpMV kernels read these: half
+ *  the row-pointer traffic of int64, the layout PETSc's AIJ and hypre's CSR use. */
+const int32_t *sla_pattern_rowptr32(const sla_pattern *p);
+
+/** Test hook (exported for the test suite only): enable = 0 makes sla_pattern_rowptr32() return
+ *  NULL, so that the kernels' int64 row-pointer path (nnz > INT32_MAX) runs on small test
+ *  matrices; 1 restores it. Returns the previous setting. Not thread-safe: call between solves. */
+SLA_API int sla_test_rowptr32(int enable);
+
 /** 1 if the pattern's input order is its CSR order (sla_pattern_map(p)[k] = k, which is then
  *  only built when asked for). */
 int sla_pattern_identity_map(const sla_pattern *p);

@@ -290,6 +290,29 @@ const int64_t *sla_pattern_rowind(const sla_pattern *p)
     return atomic_load(&q->rowind);
 }
 
+static _Atomic int rowptr32_enabled = 1;
+
+int sla_test_rowptr32(int enable) { return atomic_exchange(&rowptr32_enabled, enable != 0); }
+
+const int32_t *sla_pattern_rowptr32(const sla_pattern *p)
+{
+    if (!p || p->nnz > INT32_MAX || !atomic_load(&rowptr32_enabled)) return NULL;
+    sla_pattern *q = (sla_pattern *)p;
+    if (!atomic_load(&q->rowptr32)) {
+        pthread_mutex_lock(&q->lock);
+        if (!atomic_load(&q->rowptr32)) {
+            /* no error on failure: the kernels fall back to the int64 row pointers */
+            int32_t *r = malloc(((size_t)p->nrows + 1) * sizeof *r);
+            if (r) {
+                for (int64_t i = 0; i <= p->nrows; i++) r[i] = (int32_t)p->rowptr[i];
+                atomic_store(&q->rowptr32, r);
+            }
+        }
+        pthread_mutex_unlock(&q->lock);
+    }
+    return atomic_load(&q->rowptr32);
+}
+
 sla_pattern *sla_pattern_retain(sla_pattern *p)
 {
     if (p) atomic_fetch_add(&p->refcount, 1);
@@ -306,6 +329,7 @@ void sla_pattern_free(sla_pattern **pp)
     if (!p->colind_borrowed) sla_free(p->colind);
     sla_free(atomic_load(&p->map));
     sla_free(atomic_load(&p->rowind));
+    if (!p->rowptr32_borrowed) free(atomic_load(&p->rowptr32));
     sla_pattern *t = atomic_load(&p->transpose);
     sla_pattern_free(&t);
     sla_free(p->tperm);

@@ -26,6 +26,8 @@ struct sla_pattern {
     /* caches built on first use under `lock` (the pattern stays logically immutable) */
     pthread_mutex_t lock;
     int64_t *_Atomic rowind;                /* [nnz] row of each slot */
+    int32_t *_Atomic rowptr32;              /* [nrows + 1] when nnz ≤ INT32_MAX (SpMV) */
+    int rowptr32_borrowed;                  /* the caller's int32 row pointers */
     struct sla_pattern *_Atomic transpose;  /* pattern of Aᵀ */
     int64_t *tperm;                         /* values_T[j] = values[tperm[j]] */
 };

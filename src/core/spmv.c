@@ -14,6 +14,7 @@
  * per-batch-element strides (x_stride = 0 broadcasts x). */
 typedef struct spmv_ctx {
     const int64_t *rowptr;
+    const int32_t *rowptr32; /* the same as int32, or NULL (sla_pattern_rowptr32) */
     const int32_t *colind;
     const int64_t *perm;     /* NULL for op = N */
     int conj;                /* 1: conjugate the values (op = C; complex dtypes only) */
@@ -52,6 +53,7 @@ static sla_status gather_setup(const char *func, int transpose, int conj, const 
         if (st < 0) return sla_error_wrap(st, func, "transpose of A");
     }
     c->rowptr = sla_pattern_rowptr(g);
+    c->rowptr32 = sla_pattern_rowptr32(g);
     c->colind = sla_pattern_colind(g);
     c->nrows = sla_pattern_nrows(g);
     c->nnz = sla_pattern_nnz(p);

@@ -6,15 +6,19 @@
  * real instances). */
 
 /* Rows [r0, r1) for a vector x (k = 1): the hot loop of the library. Always inlined with a
- * constant perm, so that op = N compiles to load index, load value, load x[index], multiply-add. */
+ * constant perm and a constant choice of row pointers (rp32 non-NULL: the int32 ones, half the
+ * row-pointer traffic), so that op = N compiles to load index, load value, load x[index],
+ * multiply-add. */
 static inline __attribute__((always_inline)) void
-FN(gather1)(int64_t r0, int64_t r1, const int64_t *restrict rp, const int32_t *restrict ci,
-            const int64_t *restrict perm, int cj, const ENTRY *restrict va,
-            const ENTRY *restrict x, ENTRY alpha, ENTRY beta, ENTRY *restrict y)
+FN(gather1)(int64_t r0, int64_t r1, const int64_t *restrict rp, const int32_t *restrict rp32,
+            const int32_t *restrict ci, const int64_t *restrict perm, int cj,
+            const ENTRY *restrict va, const ENTRY *restrict x, ENTRY alpha, ENTRY beta,
+            ENTRY *restrict y)
 {
     for (int64_t i = r0; i < r1; i++) {
         ENTRY sum = 0;
-        for (int64_t s = rp[i], end = rp[i + 1]; s < end; s++) {
+        int64_t s0 = rp32 ? rp32[i] : rp[i], end = rp32 ? rp32[i + 1] : rp[i + 1];
+        for (int64_t s = s0; s < end; s++) {
             ENTRY a = perm ? va[perm[s]] : va[s];
             sum += MUL(cj ? CONJ(a) : a, x[ci[s]]);
         }
@@ -54,12 +58,17 @@ static void FN(spmv_rows)(const void *arg, int64_t b, int64_t r0, int64_t r1)
     ENTRY *y = (ENTRY *)c->y + b * c->y_stride;
     ENTRY alpha = TO_C(c->alpha), beta = TO_C(c->beta);
     int cj = SLA_COMPLEX && c->conj;
-    if (c->k == 1 && !c->perm && !cj)
-        FN(gather1)(r0, r1, c->rowptr, c->colind, NULL, 0, va, x, alpha, beta, y);
+    const int32_t *rp32 = c->rowptr32;
+    if (c->k == 1 && !c->perm && !cj && rp32)
+        FN(gather1)(r0, r1, NULL, rp32, c->colind, NULL, 0, va, x, alpha, beta, y);
+    else if (c->k == 1 && !c->perm && !cj)
+        FN(gather1)(r0, r1, c->rowptr, NULL, c->colind, NULL, 0, va, x, alpha, beta, y);
+    else if (c->k == 1 && !cj && rp32)
+        FN(gather1)(r0, r1, NULL, rp32, c->colind, c->perm, 0, va, x, alpha, beta, y);
     else if (c->k == 1 && !cj)
-        FN(gather1)(r0, r1, c->rowptr, c->colind, c->perm, 0, va, x, alpha, beta, y);
+        FN(gather1)(r0, r1, c->rowptr, NULL, c->colind, c->perm, 0, va, x, alpha, beta, y);
     else if (c->k == 1)
-        FN(gather1)(r0, r1, c->rowptr, c->colind, c->perm, 1, va, x, alpha, beta, y);
+        FN(gather1)(r0, r1, c->rowptr, NULL, c->colind, c->perm, 1, va, x, alpha, beta, y);
     else if (!c->perm && !cj)
         FN(gatherk)(r0, r1, c->rowptr, c->colind, NULL, 0, va, x, c->k, alpha, beta, y);
     else

@@ -331,6 +331,17 @@ static void check_bit_identical(const sla_matrix *A, int64_t k)
             assert_memory_equal(out[0][o], out[r][o], sizeof(double) * (size_t)len[o]);
             free(out[r][o]);
         }
+    /* the kernels' int64 row-pointer path (taken when nnz > INT32_MAX) gives the same bits */
+    double *y64[4];
+    int was = sla_test_rowptr32(0);
+    (void)sla_set_num_threads(2);
+    for (int o = 0; o < 4; o++) y64[o] = malloc(sizeof(double) * (size_t)len[o]);
+    run_all(A, x, g, k, y64[0], y64[1], y64[2], y64[3]);
+    sla_test_rowptr32(was);
+    for (int o = 0; o < 4; o++) {
+        assert_memory_equal(out[0][o], y64[o], sizeof(double) * (size_t)len[o]);
+        free(y64[o]);
+    }
     for (int o = 0; o < 4; o++) free(out[0][o]);
     free(x); free(g);
 }

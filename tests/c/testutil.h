@@ -49,6 +49,11 @@ int64_t sla_test_fail_alloc_after(int64_t n);
  *  (see src/core/internal.h); bytes < 0 restores the default. Returns the previous value. */
 double sla_test_par_min_bytes(double bytes);
 
+/** enable = 0: the kernels read the int64 row pointers instead of the int32 copy (the path of
+ *  nnz > INT32_MAX), exported by libsla for tests (see src/core/internal.h). Returns the
+ *  previous setting. */
+int sla_test_rowptr32(int enable);
+
 /** ‖x‖₂ of n doubles. */
 double tu_norm2(const double *x, int64_t n);
 
