@@ -21,7 +21,7 @@ static sla_status csr_apply_dot(const sla_operator *op_, sla_op op, const void *
     const sla_host_space *h = &c->hrange;
     int par = sla_host_par(h, sla_csr_bytes(c->range.n, nnz, sla_dtype_size(dt)));
     SLA_DISPATCH(dt, csr_spmv_dot, (h->nchunks, par, h->bounds, sla_pattern_rowptr(p),
-                                    sla_pattern_rowptr32(p), sla_pattern_colind(p), (const void *)vals, x, y, xy));
+                                    c->rowptr32, sla_pattern_colind(p), (const void *)vals, x, y, xy));
     return xy ? sla_space_reduce(&c->range, SLA_REDUCE_SUM, xy, 1) : SLA_OK;
 }
 
@@ -44,7 +44,7 @@ static sla_status csr_apply_complex(const sla_operator *op_, sla_op op, const vo
 }
 
 void sla_csr_operator_init(sla_csr_operator *c, const sla_matrix *A, int64_t b, int nchunks,
-                           int own_domain)
+                           int own_domain, int rowptr32)
 {
     const sla_pattern *p = A->pattern;
     int64_t m = sla_pattern_nrows(p), n = sla_pattern_ncols(p);
@@ -57,6 +57,7 @@ void sla_csr_operator_init(sla_csr_operator *c, const sla_matrix *A, int64_t b, 
     if (own_domain) sla_host_space_init(&c->domain, &c->hdomain, n, A->dtype, nchunks, NULL);
     c->A = A;
     c->b = b;
+    c->rowptr32 = rowptr32 ? sla_pattern_rowptr32(p) : NULL;
     c->op = (sla_operator){.domain = own_domain ? &c->domain : &c->range, .range = &c->range,
                            .ctx = c, .apply = csr_apply, .apply_dot = csr_apply_dot,
                            .threading = SLA_THREADS_ANY};

@@ -27,8 +27,13 @@ static sla_status csr_for(void *solver, int64_t b, int nchunks, void *storage,
 {
     const sla_solver *s = solver;
     csr_storage *w = storage;
-    /* LSQR's x lives in a space of its own (equal chunks) even for a square A */
-    sla_csr_operator_init(&w->c, &s->A, b, nchunks, s->opt.method == SLA_METHOD_LSQR);
+    /* LSQR's x lives in a space of its own (equal chunks) even for a square A. Under AMG the
+     * outer SpMV is about a sixth of an iteration's traffic (the V-cycle reads A_0 four times,
+     * and P), so the int32 row pointers would gain ~1 % for 4 B/row in the configuration whose
+     * memory is the tightest (bench_scale amg 2 2000: 196.1 → 200.1 B/unknown) */
+    const sla_krylov_impl *K = s->impl;
+    int amg = K->pc && K->pc->opt.kind == SLA_PRECOND_AMG;
+    sla_csr_operator_init(&w->c, &s->A, b, nchunks, s->opt.method == SLA_METHOD_LSQR, !amg);
     bind_pc(s, &w->c.op, &w->bind, b);
     *A = &w->c.op;
     return SLA_OK;

@@ -89,7 +89,8 @@ sla_status dist_operator_init(dist_operator *o, const sla_dist_matrix *A, int64_
                            .ctx = o, .apply = apply, .threading = SLA_THREADS_CALLER};
     if (square) {
         o->diag = sla_matrix_view(P->diag, A->dtype, 1, o->A1.values);
-        sla_csr_operator_init(&o->dcsr, &o->diag, 0, sla_host_space_chunks(P->rows->n, bytes), 0);
+        sla_csr_operator_init(&o->dcsr, &o->diag, 0, sla_host_space_chunks(P->rows->n, bytes), 0,
+                              1);
         o->op.apply_dot = apply_dot;
     }
     /* the transposed local blocks (cached in the patterns) only when Aᵀ is applied */

@@ -54,7 +54,7 @@ static void run_on_toy_space(const sla_matrix *A, sla_method m, sla_precond pc, 
                              const double *b, double *x, sla_krylov_result *res)
 {
     sla_csr_operator c;
-    sla_csr_operator_init(&c, A, 0, 1, m == SLA_METHOD_LSQR);
+    sla_csr_operator_init(&c, A, 0, 1, m == SLA_METHOD_LSQR, 0);
     toy_make_distributed(&c.range);
     if (m == SLA_METHOD_LSQR) toy_make_distributed(&c.domain);
     sla_pc *p = NULL;
@@ -362,7 +362,7 @@ static void test_errors(void **state)
     double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
     tu_fill_random(b, n, 1);
     sla_csr_operator c;
-    sla_csr_operator_init(&c, &A, 0, 1, 0);
+    sla_csr_operator_init(&c, &A, 0, 1, 0, 1);
     sla_krylov_params P = params(1e-10, 1000);
     sla_krylov_result res;
     /* a hole in the table is named */

@@ -61,7 +61,7 @@ static sla_status toy_operator_for(void *ctx, int64_t b, int nchunks, void *stor
 {
     const sla_solver *s = ctx;
     toy_storage *w = storage;
-    sla_csr_operator_init(&w->c, sla_solver_matrix(s), b, nchunks, 0);
+    sla_csr_operator_init(&w->c, sla_solver_matrix(s), b, nchunks, 0, 1);
     toy_make_distributed(&w->c.range);
     const toy_impl *t = sla_solver_impl(s);
     if (t->pc) sla_operator_set_pc(&w->c.op, &w->bind, t->pc, b);

@@ -27,7 +27,7 @@ int main(void)
     sla_krylov_params P = {.rtol = 1e-14, .maxiter = 10, .monitor_every = 1};
     sla_krylov_result res;
     double y[3];
-    sla_csr_operator_init(&c, &A, 0, 1, 0);
+    sla_csr_operator_init(&c, &A, 0, 1, 0, 1);
     ok = ok && sla_krylov_run(SLA_METHOD_CG, &c.op, SLA_OP_N, &P, b, y, &res) == SLA_OK &&
          res.reason == SLA_REASON_CONVERGED;
     for (int i = 0; ok && i < 3; i++) ok = fabs(y[i] - want[i]) < 1e-14;
