@@ -143,6 +143,8 @@ _PROTOTYPES = {
     "sla_dist_layout_is_contiguous": (c_int, [c_void_p]),
     "sla_dist_pattern_from_coo": (c_int, [c_void_p, c_void_p, c_int64, c_void_p, c_void_p,
                                           P(c_void_p)]),
+    "sla_dist_pattern_from_csr": (c_int, [c_void_p, c_void_p, c_int64, c_void_p, c_void_p,
+                                          c_void_p, c_void_p, P(c_void_p)]),
     "sla_dist_pattern_retain": (c_void_p, [c_void_p]),
     "sla_dist_pattern_free": (None, [P(c_void_p)]),
     "sla_dist_pattern_rows": (c_void_p, [c_void_p]),

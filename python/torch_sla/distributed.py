@@ -243,6 +243,25 @@ class _Pattern:
                                              (col if n else pad).data_ptr(), ctypes.byref(out)))
         return cls(out.value, rows.comm)
 
+    @classmethod
+    def from_csr(cls, rows, cols, row_global, crow, col):
+        """rows, cols: _Layout; row_global: int64 [nrows_in] or None (the owned rows in local
+        order); crow: int64 [nrows_in + 1]; col: int64 or int32 [crow[-1]] global columns (int32
+        passed as they lie). Collective."""
+        import ctypes
+        crow, col = crow.contiguous(), col.contiguous()
+        pad = torch.zeros(1, dtype=torch.int64)
+        out = ctypes.c_void_p()
+        nr = crow.numel() - 1
+        rg = None if row_global is None else (row_global.contiguous() if nr else pad)
+        c = col if col.numel() else pad
+        c64 = c.data_ptr() if col.dtype == torch.int64 else None
+        c32 = c.data_ptr() if col.dtype == torch.int32 else None
+        check(mlib.sla_dist_pattern_from_csr(rows.ptr, cols.ptr, nr,
+                                             None if rg is None else rg.data_ptr(),
+                                             crow.data_ptr(), c64, c32, ctypes.byref(out)))
+        return cls(out.value, rows.comm)
+
     def __del__(self):
         _defer("pattern", getattr(self, "ptr", None))
 
@@ -352,6 +371,42 @@ def _as_index(t, what):
     if t.device.type != "cpu":
         raise ValueError(f"{what} is on {t.device}; libsla_mpi runs on the CPU")
     return t.to(torch.int64).contiguous()
+
+
+def _csr_index(t, what):
+    """A 1-D int32 or int64 CPU index tensor, contiguous (int32 kept as int32)."""
+    if not isinstance(t, torch.Tensor):
+        t = torch.as_tensor(t)
+    if t.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"{what} must be int32 or int64, got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {tuple(t.shape)}")
+    if t.device.type != "cpu":
+        raise ValueError(f"{what} is on {t.device}; libsla_mpi runs on the CPU")
+    return t.contiguous()
+
+
+def _shape_and_values(shape, values):
+    """(shape as a tuple of ints (*batch, M, N), values as a float CPU tensor), checked."""
+    shp = tuple(int(s) for s in shape)
+    if len(shp) < 2 or any(s < 0 for s in shp):
+        raise ValueError(f"shape must be (*batch, M, N) with sizes ≥ 0, got {shape}")
+    v = values if isinstance(values, torch.Tensor) else torch.as_tensor(values)
+    if v.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"values must be float64 or float32, got {v.dtype}")
+    if v.device.type != "cpu":
+        raise ValueError(f"values are on {v.device}; libsla_mpi runs on the CPU")
+    return shp, v
+
+
+def _layouts(comm, MN, orow, ocol):
+    """Row and column layouts: the owned lists given, else balanced contiguous blocks; the
+    columns share the rows' layout for a square matrix without owned_cols."""
+    M, N = MN
+    rows = _Layout.balanced(comm, M) if orow is None else _Layout.from_owned(comm, M, orow)
+    if ocol is not None:
+        return rows, _Layout.from_owned(comm, N, ocol)
+    return rows, (rows if M == N else _Layout.balanced(comm, N))
 
 
 def _method_code(method, coords):
@@ -486,14 +541,7 @@ class DSparseTensor:
         what = "DSparseTensor.from_sparse_local"
 
         def check_local():
-            shp = tuple(int(s) for s in shape)
-            if len(shp) < 2 or any(s < 0 for s in shp):
-                raise ValueError(f"shape must be (*batch, M, N) with sizes ≥ 0, got {shape}")
-            v = values if isinstance(values, torch.Tensor) else torch.as_tensor(values)
-            if v.dtype not in _FLOAT_DTYPES:
-                raise TypeError(f"values must be float64 or float32, got {v.dtype}")
-            if v.device.type != "cpu":
-                raise ValueError(f"values are on {v.device}; libsla_mpi runs on the CPU")
+            shp, v = _shape_and_values(shape, values)
             r, c = _as_index(row, "row"), _as_index(col, "col")
             if r.numel() != c.numel():
                 raise ValueError(f"row has {r.numel()} entries but col has {c.numel()}")
@@ -510,21 +558,70 @@ class DSparseTensor:
         # the same shape, dtype, batch and layout kind on every rank
         metas = comm.allgather((shp, v.dtype, orow is None, ocol is None))
         _, _ = _run_agreed(comm, what, lambda: _same(metas, comm.Get_rank()))
-        M, N = shp[-2:]
-        rows = (_Layout.balanced(comm, M) if orow is None else _Layout.from_owned(comm, M, orow))
-        if ocol is not None:
-            cols = _Layout.from_owned(comm, N, ocol)
-        elif M == N:
-            cols = rows
-        else:
-            cols = _Layout.balanced(comm, N)
+        rows, cols = _layouts(comm, shp[-2:], orow, ocol)
         P = _Pattern.from_coo(rows, cols, r, c)
+        return cls._on_pattern(P, v, shp, rg, comm)
+
+    @classmethod
+    def from_csr_local(cls, values, crow_indices, col_indices, shape, comm=None,
+                       owned_rows=None, owned_cols=None, row_indices=None):
+        """From the rows each rank owns, in CSR (the lean path for a caller that assembles its
+        own rows, as a generator or a finite-element code does: nothing is exchanged and no COO
+        copy of the indices is made; libsla_mpi's ``sla_dist_pattern_from_csr``). Collective.
+
+        crow_indices: [nrows_in + 1] int64 or int32 row pointers of the rows handed in
+        (crow[0] = 0, non-decreasing); col_indices: [crow[-1]] int64 or int32 *global* column
+        indices in [0, N) (int32 is read where it lies, 4 bytes an entry), any order within a
+        row, a repeated column being a duplicate (summed); values: [nnz_in] or
+        [*batch, nnz_in] in the same entry order. row_indices: the global rows handed in
+        ([nrows_in] int64, each owned by this rank, once, any order; rows not listed are empty),
+        default this rank's owned rows in ascending order (then nrows_in must be its number of
+        rows). shape, owned_rows and owned_cols as in ``from_sparse_local``. Gradients flow to
+        each rank's ``values`` in its CSR entry order. The same matrix as ``from_sparse_local``
+        on the same entries, slot for slot.
+        """
+        comm = _default_comm(comm)
+        what = "DSparseTensor.from_csr_local"
+
+        def check_local():
+            shp, v = _shape_and_values(shape, values)
+            crow = _csr_index(crow_indices, "crow_indices").to(torch.int64)
+            if crow.numel() < 1:
+                raise ValueError("crow_indices must have nrows_in + 1 ≥ 1 entries, got 0")
+            col = _csr_index(col_indices, "col_indices")
+            nnz = int(crow[-1])
+            if col.numel() != nnz:
+                raise ValueError(f"col_indices has {col.numel()} entries but crow_indices[-1] "
+                                 f"= {nnz}")
+            if tuple(v.shape) != shp[:-2] + (nnz,):
+                raise ValueError(f"values has shape {tuple(v.shape)}; with {nnz} entries and "
+                                 f"shape {shp} it must be {shp[:-2] + (nnz,)}")
+            rg = None if row_indices is None else _as_index(row_indices, "row_indices")
+            if rg is not None and rg.numel() != crow.numel() - 1:
+                raise ValueError(f"row_indices has {rg.numel()} entries but crow_indices "
+                                 f"describes {crow.numel() - 1} rows")
+            orow = None if owned_rows is None else _as_index(owned_rows, "owned_rows")
+            ocol = None if owned_cols is None else _as_index(owned_cols, "owned_cols")
+            return shp, v, crow, col, rg, orow, ocol
+
+        (res, (rg_flag,)) = _run_agreed(comm, what, check_local,
+                                        flags=(_requires_grad(values),))
+        shp, v, crow, col, rg, orow, ocol = res
+        metas = comm.allgather((shp, v.dtype, orow is None, ocol is None))
+        _, _ = _run_agreed(comm, what, lambda: _same(metas, comm.Get_rank()))
+        rows, cols = _layouts(comm, shp[-2:], orow, ocol)
+        P = _Pattern.from_csr(rows, cols, rg, crow, col)
+        return cls._on_pattern(P, v, shp, rg_flag, comm)
+
+    @classmethod
+    def _on_pattern(cls, P, v, shp, requires_grad, comm):
+        """The tensor on pattern P from this rank's input-entry values v [*batch, nnz_in]."""
         B = math.prod(shp[:-2])
         coo = v.reshape(B, -1)
-        if rg and not coo.requires_grad:
+        if requires_grad and not coo.requires_grad:
             coo = coo.detach().requires_grad_()    # another rank's values need the backward
         local = DF.DistGather.apply(coo, P)
-        info = P.info() if (M == N and P.same_layouts) else None
+        info = P.info() if (shp[-2] == shp[-1] and P.same_layouts) else None
         return cls(P, local, partition=Partition(P, comm.Get_rank(), info),
                    batch_shape=shp[:-2])
 

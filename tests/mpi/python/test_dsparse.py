@@ -113,31 +113,112 @@ def test_transpose_and_gradients(comm):
     agree_all(comm, D.T.shape == (N, N) and D.T.T._op == D._op)
 
 
-def test_from_sparse_local_scattered_entries(comm):
-    """Each rank hands a random share of the entries (most of them of rows it does not own),
-    one entry split into duplicates on two ranks; gradients come back to each rank's own
-    COO values."""
-    n = 6
-    row, col, val, _ = grid_matrix(n, seed=12)
-    p, r = comm.Get_size(), comm.Get_rank()
-    # duplicate entry 0: half of its value on the last rank
+def _grid_with_duplicate(n, seed):
+    """The grid matrix's COO entries with entry 0 split: 3/4 of its value in place, 1/4 as a
+    duplicate appended last."""
+    row, col, val, _ = grid_matrix(n, seed=seed)
     row = torch.cat([row, row[:1]])
     col = torch.cat([col, col[:1]])
     val = torch.cat([val, val[:1] * 0.25])
     val[0] *= 0.75
-    who = torch.randint(0, p, (row.numel(),), generator=torch.Generator().manual_seed(13))
-    who[-1] = p - 1
-    mine = who == r
-    v = val[mine].clone().requires_grad_()
-    D = DSparseTensor.from_sparse_local(v, row[mine], col[mine], (n * n, n * n), comm=comm)
-    S = SparseTensor(val.clone().requires_grad_(), row, col, (n * n, n * n))
-    xg, wg = rand((n * n,), 14), rand((n * n,), 15)
+    return row, col, val
+
+
+def _check_local_values(comm, D, v, row, col, val, mine, seed):
+    """D (built from this rank's entries `mine` with values v) against the serial matrix of
+    all entries: D @ x, and the gradient of a loss through D @ x reaching v."""
+    N = D.shape[0]
+    S = SparseTensor(val.clone().requires_grad_(), row, col, (N, N))
+    xg, wg = rand((N,), seed), rand((N,), seed + 1)
     y = D @ D.scatter(xg)
     agree_all(comm, max_err(D.gather(y), S.detach() @ xg) <= 1e-12)
     (D.scatter(wg) * y).sum().backward()
     (wg * (S @ xg)).sum().backward()
     agree_all(comm, max_err(v.grad, S.values.grad[mine]) <= 1e-10)
     agree_all(comm, D.global_nnz == S.nnz - 1)
+
+
+def test_from_sparse_local_scattered_entries(comm):
+    """Each rank hands a random share of the entries (most of them of rows it does not own),
+    one entry split into duplicates on two ranks; gradients come back to each rank's own
+    COO values."""
+    n = 6
+    row, col, val = _grid_with_duplicate(n, 12)
+    p, r = comm.Get_size(), comm.Get_rank()
+    who = torch.randint(0, p, (row.numel(),), generator=torch.Generator().manual_seed(13))
+    who[-1] = p - 1
+    mine = who == r
+    v = val[mine].clone().requires_grad_()
+    D = DSparseTensor.from_sparse_local(v, row[mine], col[mine], (n * n, n * n), comm=comm)
+    _check_local_values(comm, D, v, row, col, val, mine, 14)
+
+
+def _csr_share(comm, row, col, N, order_rows, seed):
+    """This rank's CSR of the rows order_rows (in that order), entries shuffled within each
+    row: (entry indices into row/col, crow)."""
+    g = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(row.numel(), generator=g)
+    pos = torch.full((N,), -1, dtype=torch.int64)
+    pos[order_rows] = torch.arange(order_rows.numel())
+    mine = perm[pos[row[perm]] >= 0]
+    mine = mine[torch.sort(pos[row[mine]], stable=True)[1]]
+    counts = torch.bincount(pos[row[mine]], minlength=order_rows.numel())
+    crow = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(counts, 0)])
+    return mine, crow
+
+
+@pytest.mark.parametrize("kind", ["default-rows-int64", "random-owner-int32"])
+def test_from_csr_local_equals_serial(comm, kind):
+    """Each rank hands its own rows in CSR (columns shuffled within rows, one entry split
+    into a duplicate); products and the gradients of the CSR values equal the serial ones, and
+    the slots are those of from_sparse_local on the same entries."""
+    n = 6
+    N = n * n
+    row, col, val = _grid_with_duplicate(n, 21)
+    p, r = comm.Get_size(), comm.Get_rank()
+    if kind == "default-rows-int64":
+        base, extra = divmod(N, p)           # the balanced split: the larger blocks first
+        start = r * base + min(r, extra)
+        owned, order, it = None, torch.arange(start, start + base + (r < extra)), torch.int64
+    else:
+        owner = torch.randint(0, p, (N,), generator=torch.Generator().manual_seed(22))
+        owned = torch.nonzero(owner == r).flatten()
+        order = owned[torch.randperm(owned.numel(), generator=torch.Generator().manual_seed(23))]
+        it = torch.int32
+    mine, crow = _csr_share(comm, row, col, N, order, 24)
+    v = val[mine].clone().requires_grad_()
+    D = DSparseTensor.from_csr_local(v, crow.to(it), col[mine].to(it), (N, N), comm=comm,
+                                     owned_rows=owned,
+                                     row_indices=None if owned is None else order)
+    C = DSparseTensor.from_sparse_local(val[mine], row[mine], col[mine], (N, N), comm=comm,
+                                        owned_rows=owned)
+    agree_all(comm, torch.equal(D.values.detach(), C.values.detach()), "slots differ from COO")
+    _check_local_values(comm, D, v, row, col, val, mine, 25)
+
+
+def test_from_csr_local_bad_input_on_one_rank(comm):
+    """A decreasing row pointer, or a column out of range, on one rank: the same error,
+    naming that rank, on every rank."""
+    N = 4 * comm.Get_size()
+    p, r = comm.Get_size(), comm.Get_rank()
+    bad = p - 1
+    crow = torch.tensor([0, 1, 2, 3, 4])
+    col = torch.arange(4 * r, 4 * r + 4)
+    v = torch.ones(4, dtype=torch.float64)
+    if r == bad:
+        crow = torch.tensor([0, 2, 1, 3, 4])
+    with pytest.raises(ValueError, match=f"rank {bad}") as e:
+        DSparseTensor.from_csr_local(v, crow, col, (N, N), comm=comm)
+    msgs = comm.allgather(str(e.value))
+    agree_all(comm, len(set(msgs)) == 1, f"messages differ: {msgs}")
+    crow = torch.tensor([0, 1, 2, 3, 4])
+    if r == bad:
+        col = col.clone()
+        col[2] = N + 7
+    with pytest.raises(ValueError, match=f"rank {bad}.*out of range"):
+        DSparseTensor.from_csr_local(v, crow, col, (N, N), comm=comm)
+    with pytest.raises(ValueError, match="crow_indices"):
+        DSparseTensor.from_csr_local(v, crow[:3], col, (N, N), comm=comm)
 
 
 class _Replicated(Function):
