@@ -389,8 +389,8 @@ def _csr_index(t, what):
 def _shape_and_values(shape, values):
     """(shape as a tuple of ints (*batch, M, N), values as a float CPU tensor), checked."""
     shp = tuple(int(s) for s in shape)
-    if len(shp) < 2 or any(s < 0 for s in shp):
-        raise ValueError(f"shape must be (*batch, M, N) with sizes ≥ 0, got {shape}")
+    if len(shp) < 2 or any(s < 0 for s in shp) or any(a != b for a, b in zip(shp, shape)):
+        raise ValueError(f"shape must be (*batch, M, N) with integer sizes ≥ 0, got {shape}")
     v = values if isinstance(values, torch.Tensor) else torch.as_tensor(values)
     if v.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"values must be float64 or float32, got {v.dtype}")
@@ -855,7 +855,9 @@ class DSparseTensor:
 
     def gather(self, x_local, root=None):
         """The global vector from every rank's owned entries of D @ x's range (``owned_rows``):
-        x_local [m_local] / [m_local, k] / [B, m_local, k]. root=None: on every rank
+        x_local [m_local] / [m_local, k] / [B, m_local, k], and for a batched D also
+        [*batch, m_local] / [*batch, m_local, k] (what D @ x returns; read as the batch first
+        when the shapes could mean either). root=None: on every rank
         (differentiable: MPI_Allgatherv, O(M) per rank; backward MPI_Reduce_scatter); root=r: on
         rank r only (sla_dist_vec_gather; None elsewhere; not differentiable). Collective."""
         return self._gather(x_local, root, rows=True)
@@ -871,27 +873,34 @@ class DSparseTensor:
         owned = P.row_owned if use_rows else P.col_owned
         N = P.M if use_rows else P.N
 
-        def check_local():
-            if not isinstance(x_local, torch.Tensor) or x_local.dim() not in (1, 2, 3) or \
-                    x_local.shape[-1 if x_local.dim() == 1 else (0 if x_local.dim() == 2
-                                                                  else 1)] != owned.numel():
-                raise ValueError(f"x_local must be [{owned.numel()}], [{owned.numel()}, k] or "
-                                 f"[B, {owned.numel()}, k], got "
-                                 f"{tuple(getattr(x_local, 'shape', ()))}")
-            return x_local
+        m, bs = owned.numel(), self._batch_shape
+        nb = len(bs)
 
-        x, _ = _run_agreed(self.comm, "DSparseTensor.gather", check_local)
-        vec = x.dim() == 1
-        x3 = x.reshape(1, -1, 1) if vec else (x[None] if x.dim() == 2 else x)
+        def check_local():
+            # (x as [B, m, k], the output's leading shape, whether it has a k axis). A batched
+            # D reads [*batch, m] and [*batch, m, k] as its batch (D @ x's outputs) first.
+            s = tuple(getattr(x_local, "shape", ()))
+            if isinstance(x_local, torch.Tensor):
+                if nb and len(s) in (nb + 1, nb + 2) and s[:nb] == bs and s[nb] == m:
+                    k = s[-1] if len(s) == nb + 2 else 1
+                    return x_local.reshape(-1, m, k), bs, len(s) == nb + 2
+                if len(s) == 1 and s[0] == m:
+                    return x_local.reshape(1, m, 1), (), False
+                if len(s) == 2 and s[0] == m:
+                    return x_local[None], (), True
+                if len(s) == 3 and s[1] == m:
+                    return x_local, (s[0],), True
+            extra = f", [*{bs}, {m}] or [*{bs}, {m}, k]" if nb else ""
+            raise ValueError(f"x_local must be [{m}], [{m}, k] or [B, {m}, k]{extra}, got {s}")
+
+        (x3, lead, has_k), _ = _run_agreed(self.comm, "DSparseTensor.gather", check_local)
         if root is None:
             out = DF.AllGatherRows.apply(x3, self.comm, P.owners(use_rows), N)
         else:
             out = DF.vec_gather_root(layout, x3.detach(), N, root, self.comm.Get_rank())
             if out is None:
                 return None
-        if vec:
-            return out[0, :, 0]
-        return out[0] if x.dim() == 2 else out
+        return out.reshape(lead + (N,) + ((out.shape[-1],) if has_k else ()))
 
     def full_tensor(self):
         """The global matrix as a SparseTensor on every rank (slots of all ranks, in rank

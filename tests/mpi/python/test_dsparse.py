@@ -323,6 +323,9 @@ def test_batched_values(comm):
     y = D @ D.scatter(xg)                                    # [3, m_local, 2]
     yg = torch.stack([D.gather(y[i]) for i in range(3)])
     agree_all(comm, max_err(yg, A.detach() @ xg) <= 1e-12)
+    agree_all(comm, torch.equal(D.gather(y), yg))           # the batch gathered at once
+    yv = D @ D.scatter(xg[:, 0])                             # [3, m_local]
+    agree_all(comm, max_err(D.gather(yv), A.detach() @ xg[:, 0]) <= 1e-12)
     w = rand((3, n * n, 2), 21)
     (D.scatter(w) * y).sum().backward()
     S = SparseTensor(vals.detach().clone().requires_grad_(), row, col, (3, n * n, n * n))
@@ -331,6 +334,25 @@ def test_batched_values(comm):
         agree_all(comm, max_err(A.values.grad, S.values.grad) <= 1e-10)
     else:
         agree_all(comm, True)
+
+
+def test_gather_batch_as_large_as_the_local_rows(comm):
+    """Batch B = m_local: D @ x's [B, m_local] is the batch, not a block [m_local, k]."""
+    p, r = comm.Get_size(), comm.Get_rank()
+    M, B = 4 * p, 4
+    g = torch.Generator().manual_seed(31)
+    row = torch.randint(0, M, (6 * M,), generator=g)
+    col = torch.randint(0, M, (6 * M,), generator=g)
+    val = torch.randn(B, 6 * M, generator=g, dtype=torch.float64)
+    mine = torch.nonzero((row >= 4 * r) & (row < 4 * r + 4)).flatten()
+    mine = mine[torch.sort(row[mine], stable=True)[1]]
+    counts = torch.bincount(row[mine] - 4 * r, minlength=4)
+    crow = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(counts, 0)])
+    D = DSparseTensor.from_csr_local(val[:, mine], crow, col[mine], (B, M, M), comm=comm)
+    x = rand((M,), 32)
+    y = D.gather(D @ D.scatter(x))
+    ref = SparseTensor(val, row, col, (B, M, M)) @ x
+    agree_all(comm, y.shape == ref.shape and max_err(y, ref) <= 1e-12, f"{tuple(y.shape)}")
 
 
 def test_float32(comm):
