@@ -7,6 +7,7 @@ rank's exit code is recorded by a wrapper, so that "the same exit code on every 
 checked, not only mpirun's.
 """
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -314,7 +315,7 @@ def test_mpi_only_refusals(poisson):
     assert p.returncode == 2 and "serial 'sla convert'" in p.stderr
     p = mpi(2, "eigsh", poisson, "-k", "2", "--which", "LM")
     assert p.returncode == 2 and "serial 'sla eigsh'" in p.stderr and p.stderr.count("--which") == 1
-    p = mpi(2, "eigsh", poisson, "-k", "2", "--mass", "x.mtx")
+    p = mpi(2, "eigsh", poisson, "-k", "2", "--method", "lanczos")
     assert p.returncode == 2 and "serial 'sla eigsh'" in p.stderr
     p = mpi(2, "eigsh", poisson, "-k", "2", "--sigma", "inf")
     assert p.returncode == 2 and "--sigma" in p.stderr
@@ -338,6 +339,46 @@ def test_eigsh_equals_serial(name, k, which, np_, part):
     scale = max(abs(v) for v in js["eigenvalues"])
     assert max(abs(a - b) for a, b in zip(jm["eigenvalues"], js["eigenvalues"])) <= 1e-10 * scale
     assert jm["eigenvalues"] == sorted(jm["eigenvalues"])
+
+
+def _write_tridiag(path, n, diag, off):
+    with open(path, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
+        f.write(f"{n} {n} {2 * n - 1}\n")
+        for i in range(1, n + 1):
+            f.write(f"{i} {i} {diag!r}\n")
+            if i < n:
+                f.write(f"{i + 1} {i} {off!r}\n")
+
+
+@pytest.mark.parametrize("np_,part,which", [(1, "contiguous", "SA"), (3, "metis", "SA"),
+                                            (2, "contiguous", "LA")])
+def test_eigsh_mass_closed_form(tmp_path, np_, part, which):
+    """--mass: 1D P1 finite elements, stiffness tridiag(−1, 2, −1)/h and consistent mass
+    h/6·tridiag(1, 4, 1): λ_j = (6/h²)(1 − cos θ_j)/(2 + cos θ_j), θ_j = jπ/(n + 1), the same
+    eigenvalues as the serial tool's; a mass matrix of another size (exit 2, named) and one that
+    is not positive definite (exit 3), the same code on every rank."""
+    n = 60
+    h = 1.0 / (n + 1)
+    K, M = tmp_path / "K.mtx", tmp_path / "M.mtx"
+    _write_tridiag(K, n, 2 / h, -1 / h)
+    _write_tridiag(M, n, 4 * h / 6, h / 6)
+    jm = mpi_json(np_, "eigsh", str(K), "-k", "3", "--which", which, "--mass", str(M),
+                  "--partition", part)
+    js = serial_json("eigsh", str(K), "-k", "3", "--which", which, "--mass", str(M),
+                     "--method", "lobpcg")
+    j = range(1, 4) if which == "SA" else range(n, n - 3, -1)
+    exact = sorted(6 / h**2 * (1 - math.cos(t)) / (2 + math.cos(t))
+                   for t in (i * math.pi / (n + 1) for i in j))
+    assert jm["converged"] and jm["residual"] <= 1e-10 and jm["ranks"] == np_
+    for lam, ref, ser in zip(jm["eigenvalues"], exact, js["eigenvalues"]):
+        assert math.isclose(lam, ref, rel_tol=1e-9) and math.isclose(lam, ser, rel_tol=1e-10)
+    _write_tridiag(tmp_path / "M5.mtx", 5, 4.0, 1.0)
+    p = mpi(np_, "eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "M5.mtx"))
+    assert p.returncode == 2 and "M5.mtx is 5 × 5" in p.stderr and p.stderr.count("M5") == 1
+    _write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
+    p = mpi(np_, "eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "Mneg.mtx"))
+    assert p.returncode == 3 and "Mneg.mtx" in p.stderr, (p.returncode, p.stderr)
 
 
 @need_matrices

@@ -48,6 +48,12 @@ int cli_mpi_parse_args(const char *cmd, const char *help, int argc, char **argv,
 /* Reads FILE on rank 0, partitions it by part and scatters it (collective). Returns 0, or the
  * same exit code on every rank after rank 0 printed the error; d is then empty. */
 int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, cli_dist *d);
+/* Reads FILE on rank 0 and scatters it on the layouts of `like` (a second matrix of the same
+ * problem, e.g. eigsh's --mass: its rows where like's rows are). Its shape must equal like's.
+ * opt names it in messages ("--mass "). Returns 0, or the same exit code on every rank after
+ * rank 0 printed the error; d is then empty. Collective. */
+int cli_dist_load_like(const char *cmd, const char *path, const char *opt, const cli_dist *like,
+                       cli_dist *d);
 /* Frees d (collective). */
 void cli_dist_free(cli_dist *d);
 

@@ -79,7 +79,9 @@ static sla_status distribute(cli_dist *d)
     return scatter(d);
 }
 
-int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, cli_dist *d)
+/* FILE read on rank 0 into d->m, its shape broadcast into d->nrows, d->ncols (collective).
+ * Returns 0 or the same exit code on every rank (d empty then). */
+static int read_root(const char *cmd, const char *path, cli_dist *d)
 {
     memset(d, 0, sizeof *d);
     MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
@@ -94,6 +96,13 @@ int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, 
     MPI_Bcast(shape, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
     d->nrows = shape[0];
     d->ncols = shape[1];
+    return EXIT_OK;
+}
+
+int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, cli_dist *d)
+{
+    int rc = read_root(cmd, path, d);
+    if (rc) return rc;
     d->part = d->nrows == d->ncols ? part : SLA_DIST_PART_CONTIGUOUS;
     if (part != d->part)
         cli_warn(cmd, "--partition %s is ignored: the matrix is %lld × %lld (rectangular: "
@@ -102,6 +111,33 @@ int cli_dist_load(const char *cmd, const char *path, sla_dist_partitioner part, 
     sla_status st = distribute(d);
     if (st) {
         rc = cli_mpi_fail(cmd, st, path);
+        cli_dist_free(d);
+        return rc;
+    }
+    d->A = sla_dist_matrix_view(d->P, SLA_FLOAT64, 1, d->values);
+    return EXIT_OK;
+}
+
+int cli_dist_load_like(const char *cmd, const char *path, const char *opt, const cli_dist *like,
+                       cli_dist *d)
+{
+    int rc = read_root(cmd, path, d);
+    if (rc) return rc;
+    if (d->nrows != like->nrows || d->ncols != like->ncols) {
+        rc = cli_error(cmd, EXIT_USAGE, "shape", "%s%s is %lld × %lld but the matrix is %lld × "
+                       "%lld: it must have the same shape", opt, path, (long long)d->nrows,
+                       (long long)d->ncols, (long long)like->nrows, (long long)like->ncols);
+        cli_dist_free(d);
+        return rc;
+    }
+    d->part = like->part;
+    d->rows = sla_dist_layout_retain(like->rows);
+    d->cols = sla_dist_layout_retain(like->cols);
+    sla_status st = scatter(d);
+    if (st) {
+        char what[600];
+        snprintf(what, sizeof what, "%s%s", opt, path);
+        rc = cli_mpi_fail(cmd, st, what);
         cli_dist_free(d);
         return rc;
     }

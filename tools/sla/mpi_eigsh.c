@@ -1,5 +1,6 @@
-/* sla-mpi eigsh FILE -k K: a few eigenvalues of a symmetric matrix by the distributed LOBPCG
- * (sla_dist_eigsh), printed as 'sla eigsh' prints them (cli_eigsh_print), once, on rank 0. */
+/* sla-mpi eigsh FILE -k K [--mass MFILE]: a few eigenvalues of a symmetric matrix (or pencil
+ * A − λM) by the distributed LOBPCG (sla_dist_eigsh), printed as 'sla eigsh' prints them
+ * (cli_eigsh_print), once, on rank 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,18 +8,21 @@
 #include "mpi_cli.h"
 
 static const char help[] =
-    "usage: mpirun -np N sla-mpi eigsh FILE -k K [--which SA|LA] [--sigma S] [--tol T]\n"
-    "                                  [--maxiter N] [--precond none|jacobi] [--partition P]\n"
-    "                                  [--json]\n"
+    "usage: mpirun -np N sla-mpi eigsh FILE -k K [--mass MFILE] [--which SA|LA] [--sigma S]\n"
+    "                                  [--tol T] [--maxiter N] [--precond none|jacobi]\n"
+    "                                  [--partition P] [--json]\n"
     "\n"
     "Prints what 'sla eigsh' prints: K eigenvalues (ascending) of the symmetric matrix\n"
     "scattered over the ranks, computed by libsla's LOBPCG on the distributed matrix\n"
     "(sla_dist_eigsh: the same iteration as 'sla eigsh --method lobpcg'), with the true\n"
-    "residuals ||A v - lambda v|| / ||A||_1.\n"
+    "residuals ||A v - lambda v|| / ||A||_1; with --mass, of the generalized problem\n"
+    "A v = lambda M v.\n"
     "\n"
     "  -k K, --k K     number of eigenvalues (required, 1 <= K <= n/3: LOBPCG's basis)\n"
-    "  --which W       SA (smallest algebraic, default) or LA (largest algebraic); LM, SM,\n"
-    "                  --mass and the other --method choices are serial only\n"
+    "  --mass MFILE    symmetric positive definite mass matrix M, n x n, any pattern (its\n"
+    "                  rows on the ranks of A's rows; with --sigma, inside A's pattern)\n"
+    "  --which W       SA (smallest algebraic, default) or LA (largest algebraic); LM, SM\n"
+    "                  and the other --method choices are serial only\n"
     "  --sigma S       shift-invert: the K eigenvalues nearest S (A - S I factored by the\n"
     "                  distributed LU, SuperLU_DIST; LOBPCG on the inverse; --which ignored)\n"
     "  --tol T         relative residual tolerance (default 1e-10; 0: 1e-14)\n"
@@ -31,7 +35,7 @@ static const char help[] =
     "3 failure\n";
 
 typedef struct {
-    const char *file;
+    const char *file, *mass;
     long long k;
     int json;
     sla_dist_partitioner part;
@@ -73,7 +77,8 @@ static int parse(int argc, char **argv, int rank, eigsh_args *a)
             i++;
         } else if (!strcmp(o, "--partition")) { if (!cli_mpi_parse_partition("eigsh", v, &a->part)) return EXIT_USAGE; i++; }
         else if (!strcmp(o, "--sigma")) { if (!cli_parse_double("eigsh", o, v, -HUGE_VAL, &d)) return EXIT_USAGE; a->opt.sigma = d; i++; }
-        else if (!strcmp(o, "--mass") || !strcmp(o, "--method"))
+        else if (!strcmp(o, "--mass") && v) { a->mass = v; i++; }
+        else if (!strcmp(o, "--method"))
             return cli_usage_error("eigsh", "%s is not available under MPI: run the serial 'sla "
                                    "eigsh'", o);
         else if (o[0] == '-' && o[1]) return cli_usage_error("eigsh", "unknown option '%s'%s", o, v ? "" : " or missing value");
@@ -94,6 +99,7 @@ static void print(const eigsh_args *a, const cli_dist *d, const sla_eigsh_info *
     cJSON *extra = NULL;
     if (a->json) cli_dist_json(d, extra = cJSON_CreateObject());
     cli_eigsh_print(&(cli_eigsh_print_args){.file = a->file, .json = a->json, .k = a->k,
+                                            .mass = a->mass != NULL,
                                             .info = info, .eigenvalues = ev, .time_s = t,
                                             .extra_json = extra, .extra_text = line});
 }
@@ -118,6 +124,14 @@ int cmd_mpi_eigsh(int argc, char **argv)
         cli_dist_free(&d);
         return rc;
     }
+    cli_dist dm = {0};
+    if (a.mass) {
+        if ((rc = cli_dist_load_like("eigsh", a.mass, "--mass ", &d, &dm))) {
+            cli_dist_free(&d);
+            return rc;
+        }
+        a.opt.M = &dm.A;
+    }
     double *ev = calloc((size_t)a.k, sizeof *ev);
     int ok = ev != NULL, all;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -125,12 +139,15 @@ int cmd_mpi_eigsh(int argc, char **argv)
     double t0 = cli_now();
     sla_status st = all ? sla_dist_eigsh(&d.A, a.k, &a.opt, ev, NULL, &info) : SLA_ENOMEM;
     double t = cli_now() - t0;
-    if (st < 0) rc = cli_mpi_fail("eigsh", st, a.file);
+    char what[600];
+    snprintf(what, sizeof what, a.mass ? "%s with --mass %s" : "%s", a.file, a.mass);
+    if (st < 0) rc = cli_mpi_fail("eigsh", st, what);
     else {
         print(&a, &d, &info, ev, t);
         if (st == SLA_NOT_CONVERGED) rc = EXIT_NOT_CONVERGED;
     }
     free(ev);
+    if (a.mass) cli_dist_free(&dm);
     cli_dist_free(&d);
     return rc;
 }

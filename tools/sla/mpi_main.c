@@ -18,7 +18,7 @@ static const char usage[] =
     "  logdet FILE   sign and log|det| by the distributed LU (SuperLU_DIST)\n"
     "  eigsh FILE    a few eigenvalues of a symmetric matrix by the distributed LOBPCG\n"
     "\n"
-    "convert is serial only ('sla convert'); so are eigsh's --mass, --sigma, LM and SM.\n"
+    "convert is serial only ('sla convert'); so are eigsh's LM, SM and --method.\n"
     "\n"
     "Run 'sla-mpi COMMAND --help' for the options of a command.\n"
     "\n"
