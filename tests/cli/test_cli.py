@@ -10,6 +10,7 @@ import os
 import subprocess
 
 import pytest
+from cli_files import write_tridiag
 
 CLI = os.environ.get("SLA_CLI", "sla")
 MATRICES = os.environ.get("SLA_MATRIX_DIR", "../shared/matrices")
@@ -386,34 +387,24 @@ def test_long_reasons_are_whole_or_marked():
     assert "= -5.3 ≤ 0; jacobi failed: Jacobi: zero or missing diagonal entry in row 914" in d
 
 
-def _write_tridiag(path, n, diag, off):
-    with open(path, "w") as f:
-        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
-        f.write(f"{n} {n} {2 * n - 1}\n")
-        for i in range(1, n + 1):
-            f.write(f"{i} {i} {diag!r}\n")
-            if i < n:
-                f.write(f"{i + 1} {i} {off!r}\n")
-
-
 def test_eigsh_mass_matrix(tmp_path):
     """--mass: 1D P1 finite elements, stiffness tridiag(−1, 2, −1)/h and consistent mass
     h/6·tridiag(1, 4, 1): λ_j = (6/h²)(1 − cos θ_j)/(2 + cos θ_j), θ_j = jπ/(n + 1)."""
     n = 200
     h = 1.0 / (n + 1)
     K, M = tmp_path / "K.mtx", tmp_path / "M.mtx"
-    _write_tridiag(K, n, 2 / h, -1 / h)
-    _write_tridiag(M, n, 4 * h / 6, h / 6)
+    write_tridiag(K, n, 2 / h, -1 / h)
+    write_tridiag(M, n, 4 * h / 6, h / 6)
     j = run_json("eigsh", str(K), "-k", "3", "--which", "SA", "--mass", str(M))
     for i, lam in enumerate(j["eigenvalues"], start=1):
         t = i * math.pi / (n + 1)
         assert math.isclose(lam, 6 / h**2 * (1 - math.cos(t)) / (2 + math.cos(t)), rel_tol=1e-9)
     assert j["converged"] is True
     # a mass matrix of another size, and one that is not positive definite: exit 2 / 3, named
-    _write_tridiag(tmp_path / "M5.mtx", 5, 4.0, 1.0)
+    write_tridiag(tmp_path / "M5.mtx", 5, 4.0, 1.0)
     p = run("eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "M5.mtx"), check_rc=2)
     assert "M5.mtx" in p.stderr and "5 × 5" in p.stderr
-    _write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
+    write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
     p = run("eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "Mneg.mtx"), check_rc=3)
     assert "positive definite" in p.stderr or "not SPD" in p.stderr or "SPD" in p.stderr
 
@@ -507,7 +498,7 @@ def test_failed_writes_exit_3_and_keep_the_old_file(tmp_path):
 def test_rhs_file_nonfinite_names_the_file(tmp_path):
     """A NaN in --rhs FILE was reported against the matrix file."""
     K = tmp_path / "K.mtx"
-    _write_tridiag(K, 5, 2.0, -1.0)
+    write_tridiag(K, 5, 2.0, -1.0)
     b = tmp_path / "b.mtx"
     b.write_text("%%MatrixMarket matrix array real general\n5 1\n1\n1\nnan\n1\n1\n")
     p = run("solve", str(K), "--rhs", str(b), check_rc=2)

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 
 import pytest
+from cli_files import write_tridiag
 
 CLI = os.environ.get("SLA_CLI", "sla")
 MPI_CLI = os.environ.get("SLA_MPI_CLI")
@@ -341,16 +342,6 @@ def test_eigsh_equals_serial(name, k, which, np_, part):
     assert jm["eigenvalues"] == sorted(jm["eigenvalues"])
 
 
-def _write_tridiag(path, n, diag, off):
-    with open(path, "w") as f:
-        f.write("%%MatrixMarket matrix coordinate real symmetric\n")
-        f.write(f"{n} {n} {2 * n - 1}\n")
-        for i in range(1, n + 1):
-            f.write(f"{i} {i} {diag!r}\n")
-            if i < n:
-                f.write(f"{i + 1} {i} {off!r}\n")
-
-
 @pytest.mark.parametrize("np_,part,which", [(1, "contiguous", "SA"), (3, "metis", "SA"),
                                             (2, "contiguous", "LA")])
 def test_eigsh_mass_closed_form(tmp_path, np_, part, which):
@@ -361,8 +352,8 @@ def test_eigsh_mass_closed_form(tmp_path, np_, part, which):
     n = 60
     h = 1.0 / (n + 1)
     K, M = tmp_path / "K.mtx", tmp_path / "M.mtx"
-    _write_tridiag(K, n, 2 / h, -1 / h)
-    _write_tridiag(M, n, 4 * h / 6, h / 6)
+    write_tridiag(K, n, 2 / h, -1 / h)
+    write_tridiag(M, n, 4 * h / 6, h / 6)
     jm = mpi_json(np_, "eigsh", str(K), "-k", "3", "--which", which, "--mass", str(M),
                   "--partition", part)
     js = serial_json("eigsh", str(K), "-k", "3", "--which", which, "--mass", str(M),
@@ -373,10 +364,10 @@ def test_eigsh_mass_closed_form(tmp_path, np_, part, which):
     assert jm["converged"] and jm["residual"] <= 1e-10 and jm["ranks"] == np_
     for lam, ref, ser in zip(jm["eigenvalues"], exact, js["eigenvalues"]):
         assert math.isclose(lam, ref, rel_tol=1e-9) and math.isclose(lam, ser, rel_tol=1e-10)
-    _write_tridiag(tmp_path / "M5.mtx", 5, 4.0, 1.0)
+    write_tridiag(tmp_path / "M5.mtx", 5, 4.0, 1.0)
     p = mpi(np_, "eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "M5.mtx"))
     assert p.returncode == 2 and "M5.mtx is 5 × 5" in p.stderr and p.stderr.count("M5") == 1
-    _write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
+    write_tridiag(tmp_path / "Mneg.mtx", n, -1.0, 0.0)
     p = mpi(np_, "eigsh", str(K), "-k", "2", "--mass", str(tmp_path / "Mneg.mtx"))
     assert p.returncode == 3 and "Mneg.mtx" in p.stderr, (p.returncode, p.stderr)
 
