@@ -16,8 +16,8 @@
  *            holds the CSR arrays and values (the same matrix) and hands them in:
  *            csr-copy      int64 row pointers and int64 columns to sla_pattern_from_csr (copied)
  *            csr-borrow    int64 row pointers and int32 columns to sla_pattern_borrow_csr
- *            csr-borrow32  int32 row pointers (widened for most kernels, read where they lie by
- *                          the SpMV) and int32 columns, borrowed */
+ *            csr-borrow32  int32 row pointers (widened, and copied as int32 for the SpMV) and
+ *                          int32 columns, borrowed */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime under -std=c11 */
 #include <omp.h>
 #include <stdio.h>

@@ -51,10 +51,9 @@ SLA_API sla_status sla_pattern_from_csr(int64_t nrows, int64_t ncols, const int6
  *                            borrowed. NULL when rowptr32 is given.
  *  @param[in]  rowptr32      [nrows + 1] int32 row pointers (enough while nnz ≤ INT32_MAX,
  *                            torch's int32 CSR): widened into the pattern's own int64 array
- *                            (8 bytes per row, read by most kernels) and also
- *                            borrowed: the SpMV kernels read them where they lie, so they
- *                            must stay valid as long as the pattern. NULL when rowptr is
- *                            given. Exactly one of rowptr, rowptr32.
+ *                            (8 bytes per row; the kernels read int64, or
+ *                            the pattern's own int32 copy): read during the call only. NULL
+ *                            when rowptr is given. Exactly one of rowptr, rowptr32.
  *  @param[in]  colind        [nnz = rowptr[nrows]] int32 column indices in [0, ncols), strictly
  *                            increasing within each row (sorted, no repeats: use
  *                            sla_pattern_from_csr otherwise): borrowed. NULL allowed if nnz = 0.

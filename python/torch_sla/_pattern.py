@@ -92,7 +92,7 @@ class Pattern:
     @classmethod
     def borrow_csr(cls, nrows, ncols, rowptr, colind):
         """A pattern ON the tensors (no copy): rowptr [nrows + 1] contiguous int64 (borrowed) or
-        int32 (borrowed, and widened into libsla's int64 array, 8 bytes per row), colind [rowptr[-1]]
+        int32 (widened into libsla's int64 array, 8 bytes per row), colind [rowptr[-1]]
         contiguous int32 with strictly increasing columns in each row (borrowed). The tensors
         are kept alive until libsla releases the pattern; the caller must not modify them."""
         r64 = rowptr.data_ptr() if rowptr.dtype == torch.int64 else None

@@ -79,8 +79,7 @@ sla_status sla_pattern_adopt_csr(int64_t nrows, int64_t ncols, int64_t *rowptr, 
 
 /** The row pointers as int32 [nrows + 1], or NULL when nnz > INT32_MAX or the array cannot be
  *  allocated (the caller then reads sla_pattern_rowptr()). Built on first use under the
- *  pattern's lock and kept with it (4 bytes per row; none when the pattern was borrowed from
- *  int32 row pointers, which are used where they lie). The hot SpMV kernels read these: half
+ *  pattern's lock and kept with it (4 bytes per row). The hot SpMV kernels read these: half
  *  the row-pointer traffic of int64, the layout PETSc's AIJ and hypre's CSR use. */
 const int32_t *sla_pattern_rowptr32(const sla_pattern *p);
 

@@ -329,7 +329,7 @@ void sla_pattern_free(sla_pattern **pp)
     if (!p->colind_borrowed) sla_free(p->colind);
     sla_free(atomic_load(&p->map));
     sla_free(atomic_load(&p->rowind));
-    if (!p->rowptr32_borrowed) free(atomic_load(&p->rowptr32));
+    free(atomic_load(&p->rowptr32));
     sla_pattern *t = atomic_load(&p->transpose);
     sla_pattern_free(&t);
     sla_free(p->tperm);

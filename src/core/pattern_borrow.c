@@ -1,8 +1,9 @@
 /* A pattern on the caller's CSR arrays (sla_pattern_borrow_csr): int32 column indices and int64
  * row pointers are used where they lie, so a matrix held by its caller (a torch CSR tensor, a
  * generator's arrays) costs the pattern nothing but its header; int32 row pointers are widened
- * into the pattern's own int64 array (8 bytes per row), which most kernels read, and are read
- * where they lie by the SpMV kernels (sla_pattern_rowptr32). The
+ * into the pattern's own int64 array (8 bytes per row) and not kept: the caller may free them
+ * after the call (sla.h's ownership rule), so the SpMV kernels' int32 copy
+ * (sla_pattern_rowptr32) is the pattern's own. The
  * arrays are validated once, in one pass, and never written: sorted unique rows are required,
  * since sorting or merging would mean writing (sla_pattern_from_csr does both, on a copy). */
 #include "core/pattern_impl.h"
@@ -77,8 +78,6 @@ sla_status sla_pattern_borrow_csr(int64_t nrows, int64_t ncols, const int64_t *r
         p->rowptr_borrowed = 1;
     } else if ((p->rowptr = sla_malloc((size_t)nrows + 1, sizeof(int64_t), "row pointers"))) {
         for (int64_t i = 0; i <= nrows; i++) p->rowptr[i] = rowptr32[i];
-        p->rowptr32 = (int32_t *)rowptr32;   /* the SpMV kernels read these where they lie */
-        p->rowptr32_borrowed = 1;
     } else {
         sla_pattern_free(&p);                /* release is not set yet: the caller keeps all */
         return sla_error_attribute(SLA_ENOMEM, __func__);

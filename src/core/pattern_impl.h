@@ -27,7 +27,6 @@ struct sla_pattern {
     pthread_mutex_t lock;
     int64_t *_Atomic rowind;                /* [nnz] row of each slot */
     int32_t *_Atomic rowptr32;              /* [nrows + 1] when nnz ≤ INT32_MAX (SpMV) */
-    int rowptr32_borrowed;                  /* the caller's int32 row pointers */
     struct sla_pattern *_Atomic transpose;  /* pattern of Aᵀ */
     int64_t *tperm;                         /* values_T[j] = values[tperm[j]] */
 };

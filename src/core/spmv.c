@@ -53,7 +53,7 @@ static sla_status gather_setup(const char *func, int transpose, int conj, const 
         if (st < 0) return sla_error_wrap(st, func, "transpose of A");
     }
     c->rowptr = sla_pattern_rowptr(g);
-    c->rowptr32 = sla_pattern_rowptr32(g);
+    c->rowptr32 = c->k == 1 ? sla_pattern_rowptr32(g) : NULL;   /* the k = 1 loops read it */
     c->colind = sla_pattern_colind(g);
     c->nrows = sla_pattern_nrows(g);
     c->nnz = sla_pattern_nnz(p);
