@@ -361,29 +361,28 @@ class Partition:
 # ------------------------------------------------------------------------------------------------
 # Argument helpers
 # ------------------------------------------------------------------------------------------------
-def _as_index(t, what):
+def _index_1d(t, what, dtypes=None):
+    """t as a 1-D CPU integer tensor (dtypes: the ones accepted, default any integer dtype)."""
     if not isinstance(t, torch.Tensor):
         t = torch.as_tensor(t)
+    if dtypes is not None and t.dtype not in dtypes:
+        raise TypeError(f"{what} must be {' or '.join(str(d)[6:] for d in dtypes)}, got {t.dtype}")
     if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
         raise TypeError(f"{what} must be an integer tensor, got {t.dtype}")
     if t.dim() != 1:
         raise ValueError(f"{what} must be 1-D, got shape {tuple(t.shape)}")
     if t.device.type != "cpu":
         raise ValueError(f"{what} is on {t.device}; libsla_mpi runs on the CPU")
-    return t.to(torch.int64).contiguous()
+    return t
+
+
+def _as_index(t, what):
+    return _index_1d(t, what).to(torch.int64).contiguous()
 
 
 def _csr_index(t, what):
     """A 1-D int32 or int64 CPU index tensor, contiguous (int32 kept as int32)."""
-    if not isinstance(t, torch.Tensor):
-        t = torch.as_tensor(t)
-    if t.dtype not in (torch.int32, torch.int64):
-        raise TypeError(f"{what} must be int32 or int64, got {t.dtype}")
-    if t.dim() != 1:
-        raise ValueError(f"{what} must be 1-D, got shape {tuple(t.shape)}")
-    if t.device.type != "cpu":
-        raise ValueError(f"{what} is on {t.device}; libsla_mpi runs on the CPU")
-    return t.contiguous()
+    return _index_1d(t, what, (torch.int32, torch.int64)).contiguous()
 
 
 def _shape_and_values(shape, values):
@@ -399,10 +398,13 @@ def _shape_and_values(shape, values):
     return shp, v
 
 
-def _layouts(comm, MN, orow, ocol):
-    """Row and column layouts: the owned lists given, else balanced contiguous blocks; the
-    columns share the rows' layout for a square matrix without owned_cols."""
-    M, N = MN
+def _layouts(comm, what, shp, dtype, orow, ocol):
+    """Row and column layouts once every rank has the same shape, dtype and layout kind (else
+    the agreed error): the owned lists given, else balanced contiguous blocks; the columns
+    share the rows' layout for a square matrix without owned_cols. Collective."""
+    metas = comm.allgather((shp, dtype, orow is None, ocol is None))
+    _run_agreed(comm, what, lambda: _same(metas, comm.Get_rank()))
+    M, N = shp[-2:]
     rows = _Layout.balanced(comm, M) if orow is None else _Layout.from_owned(comm, M, orow)
     if ocol is not None:
         return rows, _Layout.from_owned(comm, N, ocol)
@@ -555,10 +557,7 @@ class DSparseTensor:
         (res, (rg,)) = _run_agreed(comm, what, check_local,
                                    flags=(_requires_grad(values),))
         shp, v, r, c, orow, ocol = res
-        # the same shape, dtype, batch and layout kind on every rank
-        metas = comm.allgather((shp, v.dtype, orow is None, ocol is None))
-        _, _ = _run_agreed(comm, what, lambda: _same(metas, comm.Get_rank()))
-        rows, cols = _layouts(comm, shp[-2:], orow, ocol)
+        rows, cols = _layouts(comm, what, shp, v.dtype, orow, ocol)
         P = _Pattern.from_coo(rows, cols, r, c)
         return cls._on_pattern(P, v, shp, rg, comm)
 
@@ -607,9 +606,7 @@ class DSparseTensor:
         (res, (rg_flag,)) = _run_agreed(comm, what, check_local,
                                         flags=(_requires_grad(values),))
         shp, v, crow, col, rg, orow, ocol = res
-        metas = comm.allgather((shp, v.dtype, orow is None, ocol is None))
-        _, _ = _run_agreed(comm, what, lambda: _same(metas, comm.Get_rank()))
-        rows, cols = _layouts(comm, shp[-2:], orow, ocol)
+        rows, cols = _layouts(comm, what, shp, v.dtype, orow, ocol)
         P = _Pattern.from_csr(rows, cols, rg, crow, col)
         return cls._on_pattern(P, v, shp, rg_flag, comm)
 

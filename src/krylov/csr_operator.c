@@ -21,7 +21,8 @@ static sla_status csr_apply_dot(const sla_operator *op_, sla_op op, const void *
     const sla_host_space *h = &c->hrange;
     int par = sla_host_par(h, sla_csr_bytes(c->range.n, nnz, sla_dtype_size(dt)));
     SLA_DISPATCH(dt, csr_spmv_dot, (h->nchunks, par, h->bounds, sla_pattern_rowptr(p),
-                                    c->rowptr32, sla_pattern_colind(p), (const void *)vals, x, y, xy));
+                                    c->rowptr32, sla_pattern_colind(p), (const void *)vals, x,
+                                    y, xy));
     return xy ? sla_space_reduce(&c->range, SLA_REDUCE_SUM, xy, 1) : SLA_OK;
 }
 
