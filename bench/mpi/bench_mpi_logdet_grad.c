@@ -2,7 +2,10 @@
  * (distributed factors, selected inverse) against the gather to rank 0 (libsla's serial
  * selected inverse there). One JSON object on stdout (rank 0).
  *
- *   mpirun -np P bench_mpi_logdet_grad [--n N] [--reps K]
+ *   mpirun -np P bench_mpi_logdet_grad [--n N] [--reps K] [--chunk C]
+ *
+ * --chunk C: the MUMPS method requests C entries of A⁻¹ per selected-inverse call (libsla_mpi's
+ * test hook; default 2^20).
  *
  * Problem: the 2D 5-point Laplacian N × N (Dirichlet), contiguous balanced rows, each rank
  * handing in its own rows; F = sla_dist_lu_create (SuperLU_DIST) once, outside the timings.
@@ -22,6 +25,9 @@
 
 #include "../grid_laplacian.h"
 #include "bench_mem.h"
+
+/* libsla_mpi's test hook (src/mpi/lu.h): entries per MUMPS selected-inverse call */
+int64_t dist_test_pmumps_chunk(int64_t entries);
 
 #define CHECK(call) do { sla_status st_ = (call); if (st_ < 0) { \
     fprintf(stderr, "%s: %s\n", #call, sla_last_error()); MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
@@ -79,12 +85,14 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int64_t n = 300;
+    int64_t n = 300, chunk = 0;
     int reps = 2;
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--n")) n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--chunk")) chunk = atoll(argv[++i]);
     }
+    dist_test_pmumps_chunk(chunk);
     if (size > 64 || !sla_dist_have_parallel_mumps()) {
         if (rank == 0) fprintf(stderr, "needs parallel MUMPS and at most 64 ranks\n");
         MPI_Finalize();
@@ -135,8 +143,9 @@ int main(int argc, char **argv)
         MPI_Gather(&best[t], 4, MPI_DOUBLE, all[t], 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("{\n  \"problem\": \"2D Poisson %lldx%lld\", \"rows\": %lld, \"nnz\": %lld, "
-               "\"ranks\": %d, \"reps\": %d,\n", (long long)n, (long long)n, (long long)(n * n),
-               (long long)(5 * n * n - 4 * n), size, reps);
+               "\"ranks\": %d, \"reps\": %d, \"mumps_chunk\": %lld,\n", (long long)n, (long long)n,
+               (long long)(n * n), (long long)(5 * n * n - 4 * n), size, reps,
+               (long long)(chunk > 0 ? chunk : (int64_t)1 << 20));
         printf("  \"max_abs_difference_relative\": %.3g,\n  \"methods\": {\n", gd / ga);
         print_method("gather", all[0], size, 0);
         print_method("mumps", all[1], size, 1);

@@ -25,14 +25,29 @@ typedef struct dist_lu_view {
 } dist_lu_view;
 dist_lu_view dist_lu_parts(const sla_dist_lu *F);
 
-/* Parallel MUMPS's selected inverse (lu_logdet_mumps.c): on rank 0, ggrad[b·total + q] =
- * (A_b⁻¹)[gcol[q], grow[q]] for every gathered slot q (each rank's m slots, global row[] and
- * col[], concatenated in rank order). grow and gcol (rank 0's gathered [total], NULL elsewhere)
- * are consumed: freed and set to NULL before MUMPS allocates. Collective; the same status on
- * every rank. */
-sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, const char *func,
-                                       int64_t m, const int64_t *row, const int64_t *col,
-                                       int64_t total, int64_t **grow, int64_t **gcol,
-                                       double *ggrad);
+/* What the parallel-MUMPS gradient reads (lu_logdet_grad.c fills it): this rank's m slots with
+ * global row[] and col[], every rank's count and displacement in the gathered (rank) order,
+ * total = global nnz, the weights g [batch] (NULL: 1), a work buffer [m] and the output
+ * dvalues [batch][m] of A's dtype. */
+typedef struct dist_logdet_slots {
+    const dist_lu_view *v;
+    MPI_Comm comm;
+    const char *func;
+    int64_t m, total;
+    const int64_t *row, *col;
+    const int *cnt, *dsp;
+    const double *g;
+    double *buf;
+    void *dvalues;
+} dist_logdet_slots;
+
+/* dvalues[b][s] = g_b · (A_b⁻¹)[col[s], row[s]] by parallel MUMPS's selected inverse on its
+ * distributed factors (lu_logdet_mumps.c), the entries requested in chunks so that rank 0
+ * holds O(chunk + N), not O(nnz). Collective; the same status on every rank. */
+sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r);
+
+/* Test hook: the number of entries per selected-inverse request (≤ 0: the default, 2^20);
+ * returns the previous one. */
+SLA_API int64_t dist_test_pmumps_chunk(int64_t entries);
 
 #endif

@@ -2,10 +2,10 @@
  * pattern, i.e. the entries of A⁻¹ at the transposed pattern positions. Two methods:
  *
  * - SLA_DIST_LOGDET_GRAD_MUMPS (auto's choice when parallel MUMPS loads): the factorization and
- *   the selected-inverse solve are distributed (lu_logdet_mumps.c); only the slots' global
- *   (row, col) go to rank 0 — MUMPS takes the requested entries and returns their values there —
- *   and the values come back to their owners by the scatter below. Rank 0 holds O(nnz) index
- *   and value vectors, no factors.
+ *   the selected-inverse solve are distributed (lu_logdet_mumps.c); the slots' global (row,
+ *   col) go to rank 0 a chunk at a time — MUMPS takes the requested entries and returns their
+ *   values there — and each chunk's values go back to their owners before the next. Rank 0
+ *   holds O(chunk + N) index and value vectors, no factors.
  * - SLA_DIST_LOGDET_GRAD_GATHER (auto's fallback: a build without parallel MUMPS, e.g. the
  *   sanitizer build): A is gathered to rank 0, which runs libsla's serial sparse inverse subset
  *   (sla_solver_logdet_grad with UMFPACK LU: Takahashi/Erisman–Tinney on the factors,
@@ -14,7 +14,7 @@
  * Both: global nnz ≤ 2^31 − 1 (MPI counts, MUMPS's 32-bit IRHS_PTR; else SLA_EUNSUPPORTED);
  * allocation failures SLA_ENOMEM on every rank. Not written: a selected inversion on
  * SuperLU_DIST's own distributed supernodes (PSelInv, Jacquelin, Lin & Yang 2014), which would
- * also drop rank 0's O(nnz) vectors. Probing (columns of A⁻¹ from sums of unit vectors over a
+ * also drop the second factorization. Probing (columns of A⁻¹ from sums of unit vectors over a
  * colouring) is not exact: A⁻¹ is dense, so columns of one colour overlap in every row. */
 #include <limits.h>
 #include <math.h>
@@ -47,9 +47,9 @@ static void lg_free(lg_work *w)
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) sla_free(p[i]);
 }
 
-/* counts of every rank, the size limits, the buffers (rank 0's values only for the gather
+/* counts of every rank, the size limits, the buffers (rank 0's gathered A only for the gather
  * method); agreed */
-static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int values)
+static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int gather)
 {
     MPI_Comm_rank(comm, &w->rank);
     MPI_Comm_size(comm, &w->size);
@@ -78,26 +78,26 @@ static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int
     }
     sla_free(all);
     if (st != SLA_OK) return st;
-    if (w->rank == 0) {
+    if (w->rank == 0 && gather) {
         size_t t = (size_t)w->total + 1, tb = (size_t)(w->total * v->batch) + 1;
         w->grow = sla_malloc(t, sizeof *w->grow, "gathered rows");
         w->gcol = sla_malloc(t, sizeof *w->gcol, "gathered columns");
-        w->gval = values ? sla_malloc(tb, sizeof *w->gval, "gathered values") : NULL;
+        w->gval = sla_malloc(tb, sizeof *w->gval, "gathered values");
         w->ggrad = sla_malloc(tb, sizeof *w->ggrad, "gathered gradient");
-        if (!w->grow || !w->gcol || (values && !w->gval) || !w->ggrad) st = SLA_ENOMEM;
+        if (!w->grow || !w->gcol || !w->gval || !w->ggrad) st = SLA_ENOMEM;
     }
     if (st == SLA_OK) st = sla_dist_pattern_global_coo(v->P, w->row, w->col);
     return dist_agree(comm, FUNC, st);
 }
 
-/* rows, columns and (values) every batch element's values (as double) to rank 0 */
-static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int values)
+/* rows, columns and every batch element's values (as double) to rank 0 */
+static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
 {
     int m = w->cnt[w->rank];
     int rc = MPI_Gatherv(w->row, m, MPI_INT64_T, w->grow, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
     if (rc == MPI_SUCCESS)
         rc = MPI_Gatherv(w->col, m, MPI_INT64_T, w->gcol, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
-    for (int64_t b = 0; values && rc == MPI_SUCCESS && b < v->batch; b++) {
+    for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
         for (int s = 0; s < m; s++)
             w->buf[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
                                                 : ((const double *)v->values)[b * m + s];
@@ -202,13 +202,15 @@ sla_status sla_dist_lu_logdet_grad_with(sla_dist_lu *F, sla_dist_logdet_grad_met
     lg_work w;
     memset(&w, 0, sizeof w);
     st = lg_setup(&w, &v, comm, !mumps);
-    if (st == SLA_OK) st = lg_gather(&w, &v, comm, !mumps);
-    if (st == SLA_OK && mumps)
-        st = dist_pmumps_inverse_entries(&v, comm, FUNC, m, w.row, w.col, w.total, &w.grow,
-                                         &w.gcol, w.ggrad);
-    else if (st == SLA_OK)
-        st = dist_agree(comm, FUNC, w.rank == 0 ? lg_serial(&w, &v) : SLA_OK);
-    if (st == SLA_OK) st = lg_scatter(&w, &v, comm, g, dvalues);
+    if (st == SLA_OK && mumps) {
+        dist_logdet_slots r = {&v, comm, FUNC, m, w.total, w.row, w.col, w.cnt, w.dsp, g,
+                               w.buf, dvalues};
+        st = dist_pmumps_logdet_grad(&r);
+    } else if (st == SLA_OK) {
+        st = lg_gather(&w, &v, comm);
+        if (st == SLA_OK) st = dist_agree(comm, FUNC, w.rank == 0 ? lg_serial(&w, &v) : SLA_OK);
+        if (st == SLA_OK) st = lg_scatter(&w, &v, comm, g, dvalues);
+    }
     lg_free(&w);
     return st;
 }

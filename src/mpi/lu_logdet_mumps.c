@@ -7,10 +7,13 @@
  * right-hand sides and of the requested entries (no dense column of A⁻¹ is ever formed).
  *
  * What stays on the host (rank 0): MUMPS takes the list of requested entries and returns their
- * values centralized (IRHS_PTR / IRHS_SPARSE / RHS_SPARSE), so rank 0 holds O(nnz) vectors
- * (the requested positions, their values and where each goes back); and this Debian MUMPS has
- * no parallel ordering (built without PT-Scotch/ParMETIS), so its analysis gathers the graph on
- * the host too. The factors — the part that grows superlinearly — are distributed.
+ * values centralized (IRHS_PTR / IRHS_SPARSE / RHS_SPARSE). They are therefore requested in
+ * chunks of the gathered slot order (2^20 entries by default): rank 0 gathers one chunk's
+ * (row, col), MUMPS computes it, and its values go back to their owners before the next, so
+ * rank 0 holds ≈ 40 B per chunk entry and 4 B per row (IRHS_PTR spans every column), not
+ * O(nnz). This Debian MUMPS has no parallel ordering (built without PT-Scotch/ParMETIS), so
+ * its analysis still gathers the graph on the host, inside MUMPS. The factors — the part that
+ * grows superlinearly — are distributed.
  *
  * Why dlopen and RTLD_DEEPBIND: libsla links sequential MUMPS (libdmumps_seq), whose symbols
  * (dmumps_c, every Fortran routine, mumps_common's, even a fake MPI's C and Fortran entry
@@ -21,6 +24,7 @@
  * same bits after the parallel one ran). The library is never closed (Fortran runtimes do not
  * unload cleanly). The loader is pmumps.c. */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,58 +41,130 @@
 #define pm_run dist_pmumps_run
 #define pm_call dist_pmumps_call
 
+/* Requested entries per selected-inverse call (the default; dist_test_pmumps_chunk changes
+ * it): rank 0 holds ≈ 40 B for each of them, i.e. 40 MiB, whatever the global nnz. */
+#define PM_CHUNK_DEFAULT ((int64_t)1 << 20)
+static _Atomic int64_t pm_chunk_size = PM_CHUNK_DEFAULT;
+
+int64_t dist_test_pmumps_chunk(int64_t entries)
+{
+    return atomic_exchange(&pm_chunk_size, entries > 0 ? entries : PM_CHUNK_DEFAULT);
+}
+
 typedef struct pm_work {
+    MPI_Comm comm;              /* the pattern's (the gathers and scatters) */
+    int rank, size;
     MUMPS_INT *irn, *jcn;       /* [m] this rank's slots, 1-based global */
     double *a;                  /* [m] one batch element */
-    MUMPS_INT *ip, *is;         /* root: [N + 1], [total] requested entries by column */
-    double *rhs;                /* root: [total] their values */
-    int64_t *perm;              /* root: [total] gathered position of each requested entry */
+    int *ccnt, *cdsp;           /* [size] each rank's share of the current chunk */
+    /* root only, [N + 2] and [chunk] */
+    MUMPS_INT *ip, *is;         /* the chunk's requested entries by column of A⁻¹ */
+    int64_t *grow, *gcol;       /* the chunk's slots, gathered */
+    int *perm;                  /* gathered position of each requested entry */
+    double *rhs, *cval;         /* their values: MUMPS's order, gathered order */
 } pm_work;
 
 static void pm_free(pm_work *w)
 {
-    void *p[] = {w->irn, w->jcn, w->a, w->ip, w->is, w->rhs, w->perm};
+    void *p[] = {w->irn, w->jcn, w->a, w->ccnt, w->cdsp, w->ip, w->is, w->grow, w->gcol,
+                 w->perm, w->rhs, w->cval};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) sla_free(p[i]);
 }
 
-/* The request on the root: entry q of the gradient is (A⁻¹)[gcol[q], grow[q]], i.e. column
- * grow[q] of A⁻¹, row gcol[q] — a counting sort of the gathered slots by global row. */
-static sla_status pm_request(pm_work *w, int64_t N, int64_t total, const int64_t *grow,
-                             const int64_t *gcol)
-{
-    w->ip = sla_calloc((size_t)N + 2, sizeof *w->ip, "IRHS_PTR");
-    w->is = sla_malloc((size_t)total + 1, sizeof *w->is, "IRHS_SPARSE");
-    w->rhs = sla_malloc((size_t)total + 1, sizeof *w->rhs, "RHS_SPARSE");
-    w->perm = sla_malloc((size_t)total + 1, sizeof *w->perm, "request order");
-    if (!w->ip || !w->is || !w->rhs || !w->perm) return SLA_ENOMEM;
-    for (int64_t q = 0; q < total; q++) w->ip[grow[q] + 2]++;
-    for (int64_t j = 0; j < N; j++) w->ip[j + 2] += w->ip[j + 1];
-    for (int64_t q = 0; q < total; q++) {          /* ip[j + 1]: cursor of column j */
-        MUMPS_INT at = w->ip[grow[q] + 1]++;
-        w->is[at] = (MUMPS_INT)(gcol[q] + 1);
-        w->perm[at] = q;
-    }
-    for (int64_t j = 0; j <= N; j++) w->ip[j]++;   /* 1-based, ip[0] = 1 */
-    return SLA_OK;
-}
-
-static sla_status pm_local(pm_work *w, int64_t m, const int64_t *row, const int64_t *col)
+static sla_status pm_alloc(pm_work *w, int64_t m, const int64_t *row, const int64_t *col,
+                           int64_t N, int64_t chunk)
 {
     w->irn = sla_malloc((size_t)m + 1, sizeof *w->irn, "IRN_loc");
     w->jcn = sla_malloc((size_t)m + 1, sizeof *w->jcn, "JCN_loc");
     w->a = sla_malloc((size_t)m + 1, sizeof *w->a, "A_loc");
-    if (!w->irn || !w->jcn || !w->a) return SLA_ENOMEM;
+    w->ccnt = sla_malloc((size_t)w->size, sizeof *w->ccnt, "chunk counts");
+    w->cdsp = sla_malloc((size_t)w->size, sizeof *w->cdsp, "chunk displacements");
+    if (!w->irn || !w->jcn || !w->a || !w->ccnt || !w->cdsp) return SLA_ENOMEM;
     for (int64_t s = 0; s < m; s++) {
         w->irn[s] = (MUMPS_INT)(row[s] + 1);
         w->jcn[s] = (MUMPS_INT)(col[s] + 1);
     }
-    return SLA_OK;
+    if (w->rank != 0) return SLA_OK;
+    size_t c = (size_t)chunk + 1;
+    w->ip = sla_malloc((size_t)N + 2, sizeof *w->ip, "IRHS_PTR");
+    w->is = sla_malloc(c, sizeof *w->is, "IRHS_SPARSE");
+    w->grow = sla_malloc(c, sizeof *w->grow, "gathered rows");
+    w->gcol = sla_malloc(c, sizeof *w->gcol, "gathered columns");
+    w->perm = sla_malloc(c, sizeof *w->perm, "request order");
+    w->rhs = sla_malloc(c, sizeof *w->rhs, "RHS_SPARSE");
+    w->cval = sla_malloc(c, sizeof *w->cval, "chunk values");
+    return w->ip && w->is && w->grow && w->gcol && w->perm && w->rhs && w->cval ? SLA_OK
+                                                                                : SLA_ENOMEM;
 }
 
-/* factor A_b and compute the requested entries into ggrad[b·total + ·] (root); collective */
-static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_lu_view *v, int64_t b,
-                           int64_t m, int64_t total, int root, double *ggrad)
+/* each rank's share of [c0, c1) of the gathered order (rank r holds [dsp[r], dsp[r] + cnt[r]));
+ * returns this rank's first slot in it */
+static int64_t pm_share(pm_work *w, const int *cnt, const int *dsp, int64_t c0, int64_t c1)
 {
+    int64_t mine = 0;
+    for (int r = 0; r < w->size; r++) {
+        int64_t lo = dsp[r] > c0 ? dsp[r] : c0, hi = (int64_t)dsp[r] + cnt[r];
+        if (hi > c1) hi = c1;
+        w->ccnt[r] = hi > lo ? (int)(hi - lo) : 0;
+        w->cdsp[r] = hi > lo ? (int)(lo - c0) : 0;
+        if (r == w->rank) mine = hi > lo ? lo - dsp[r] : 0;
+    }
+    return mine;
+}
+
+/* The request of one chunk on the root: entry q of the gradient is (A⁻¹)[gcol[q], grow[q]],
+ * i.e. column grow[q] of A⁻¹, row gcol[q] — a counting sort of the chunk by global row. */
+static void pm_request(pm_work *w, int64_t N, int64_t n)
+{
+    memset(w->ip, 0, ((size_t)N + 2) * sizeof *w->ip);
+    for (int64_t q = 0; q < n; q++) w->ip[w->grow[q] + 2]++;
+    for (int64_t j = 0; j < N; j++) w->ip[j + 2] += w->ip[j + 1];
+    for (int64_t q = 0; q < n; q++) {              /* ip[j + 1]: cursor of column j */
+        MUMPS_INT at = w->ip[w->grow[q] + 1]++;
+        w->is[at] = (MUMPS_INT)(w->gcol[q] + 1);
+        w->perm[at] = (int)q;
+    }
+    for (int64_t j = 0; j <= N; j++) w->ip[j]++;   /* 1-based, ip[0] = 1 */
+}
+
+/* the entries of chunk [c0, c1) from the factors of the current batch element into this rank's
+ * buf (its slots there); collective */
+static sla_status pm_chunk(DMUMPS_STRUC_C *id, pm_work *w, const char *func, int64_t N,
+                           const int64_t *row, const int64_t *col, const int *cnt,
+                           const int *dsp, int64_t c0, int64_t c1, double *buf)
+{
+    int64_t lo = pm_share(w, cnt, dsp, c0, c1), n = c1 - c0;
+    int k = w->ccnt[w->rank];
+    int rc = MPI_Gatherv(row + lo, k, MPI_INT64_T, w->grow, w->ccnt, w->cdsp, MPI_INT64_T, 0, w->comm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Gatherv(col + lo, k, MPI_INT64_T, w->gcol, w->ccnt, w->cdsp, MPI_INT64_T, 0, w->comm);
+    sla_status st = dist_agree(w->comm, func, rc == MPI_SUCCESS ? SLA_OK
+                                                : dist_mpi_error(func, "MPI_Gatherv", rc));
+    if (st != SLA_OK) return st;
+    if (w->rank == 0) {
+        pm_request(w, N, n);
+        id->nz_rhs = (MUMPS_INT)n;
+        id->irhs_ptr = w->ip;
+        id->irhs_sparse = w->is;
+        id->rhs_sparse = w->rhs;
+    }
+    st = pm_run(id, 3, "selected inverse");
+    id->irhs_ptr = id->irhs_sparse = NULL;
+    id->rhs_sparse = NULL;
+    if (st != SLA_OK) return st;
+    if (w->rank == 0)
+        for (int64_t q = 0; q < n; q++) w->cval[w->perm[q]] = w->rhs[q];
+    rc = MPI_Scatterv(w->cval, w->ccnt, w->cdsp, MPI_DOUBLE, buf + lo, k, MPI_DOUBLE, 0, w->comm);
+    return dist_agree(w->comm, func, rc == MPI_SUCCESS ? SLA_OK
+                                           : dist_mpi_error(func, "MPI_Scatterv", rc));
+}
+
+/* factor A_b, compute its entries chunk by chunk into buf and write g_b · buf into dvalues;
+ * collective */
+static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_logdet_slots *r, int64_t b)
+{
+    const dist_lu_view *v = r->v;
+    int64_t m = r->m;
     for (int64_t s = 0; s < m; s++)
         w->a[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
                                           : ((const double *)v->values)[b * m + s];
@@ -98,83 +174,77 @@ static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_lu_view *v
     id->ICNTL(30) = 1;
     id->nrhs = id->n;
     id->lrhs = id->n;
-    if (root) {
-        id->nz_rhs = (MUMPS_INT)total;
-        id->irhs_ptr = w->ip;
-        id->irhs_sparse = w->is;
-        id->rhs_sparse = w->rhs;
+    int64_t chunk = atomic_load(&pm_chunk_size);
+    for (int64_t c0 = 0; st == SLA_OK && c0 < r->total; c0 += chunk)
+        st = pm_chunk(id, w, r->func, id->n, r->row, r->col, r->cnt, r->dsp, c0,
+                      c0 + chunk < r->total ? c0 + chunk : r->total, r->buf);
+    double gb = r->g ? r->g[b] : 1;
+    for (int64_t s = 0; st == SLA_OK && s < m; s++) {
+        if (v->dtype == SLA_FLOAT32) ((float *)r->dvalues)[b * m + s] = (float)(gb * r->buf[s]);
+        else ((double *)r->dvalues)[b * m + s] = gb * r->buf[s];
     }
-    st = pm_run(id, 3, "selected inverse");
-    id->irhs_ptr = id->irhs_sparse = NULL;
-    id->rhs_sparse = NULL;
-    if (st == SLA_OK && root)
-        for (int64_t k = 0; k < total; k++) ggrad[b * total + w->perm[k]] = w->rhs[k];
     return st;
 }
 
-sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, const char *func,
-                                       int64_t m, const int64_t *row, const int64_t *col,
-                                       int64_t total, int64_t **grow, int64_t **gcol,
-                                       double *ggrad)
+/* initialization, the distributed analysis, every batch element, the end; collective */
+static sla_status pm_solve(pm_work *w, const dist_logdet_slots *r, int64_t N, MPI_Comm mc)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    int64_t N = sla_dist_layout_size(v->P->rows);
-    pm_work w;
-    memset(&w, 0, sizeof w);
-    sla_status st = pm_local(&w, m, row, col);
-    if (st == SLA_OK && rank == 0) st = pm_request(&w, N, total, *grow, *gcol);
-    sla_free(*grow);               /* rank 0's int64 copies are no longer needed: freed before */
-    sla_free(*gcol);               /* MUMPS allocates its own */
-    *grow = *gcol = NULL;
-    MPI_Comm mc = MPI_COMM_NULL;
-    st = dist_agree(comm, func, st);
-    if (st == SLA_OK) {
-        int rc = MPI_Comm_dup(comm, &mc);   /* MUMPS talks on its own communicator */
-        st = dist_agree(comm, func, rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(func, "MPI_Comm_dup", rc));
-    }
-    if (st != SLA_OK || total == 0) {
-        if (mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
-        pm_free(&w);
-        return st;
-    }
     DMUMPS_STRUC_C id;
     memset(&id, 0, sizeof id);
     id.par = 1;                    /* the host works too */
     id.sym = 0;                    /* general: A need not be symmetric */
     id.comm_fortran = (MUMPS_INT)MPI_Comm_c2f(mc);
-    st = pm_run(&id, -1, "initialization");
+    sla_status st = pm_run(&id, -1, "initialization");
+    if (st != SLA_OK) return st;
+    id.ICNTL(1) = id.ICNTL(2) = id.ICNTL(3) = -1;    /* never prints */
+    id.ICNTL(4) = 0;
+    id.ICNTL(18) = 3;              /* distributed assembled input, global indices */
+    id.n = (MUMPS_INT)N;
+    id.nnz_loc = r->m;
+    id.irn_loc = w->irn;
+    id.jcn_loc = w->jcn;
+    id.a_loc = w->a;
+    st = pm_run(&id, 1, "analysis");
+    for (int64_t b = 0; st == SLA_OK && b < r->v->batch; b++) st = pm_batch(&id, w, r, b);
+    pm_call(&id, -2);
+    return st;
+}
+
+sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
+{
+    pm_work w;
+    memset(&w, 0, sizeof w);
+    w.comm = r->comm;
+    MPI_Comm_rank(r->comm, &w.rank);
+    MPI_Comm_size(r->comm, &w.size);
+    int64_t N = sla_dist_layout_size(r->v->P->rows), chunk = atomic_load(&pm_chunk_size);
+    if (chunk > r->total) chunk = r->total;
+    sla_status st = dist_agree(r->comm, r->func, pm_alloc(&w, r->m, r->row, r->col, N, chunk));
+    MPI_Comm mc = MPI_COMM_NULL;
     if (st == SLA_OK) {
-        id.ICNTL(1) = id.ICNTL(2) = id.ICNTL(3) = -1;    /* never prints */
-        id.ICNTL(4) = 0;
-        id.ICNTL(18) = 3;          /* distributed assembled input, global indices */
-        id.n = (MUMPS_INT)N;
-        id.nnz_loc = m;
-        id.irn_loc = w.irn;
-        id.jcn_loc = w.jcn;
-        id.a_loc = w.a;
-        st = pm_run(&id, 1, "analysis");
-        for (int64_t b = 0; st == SLA_OK && b < v->batch; b++)
-            st = pm_batch(&id, &w, v, b, m, total, rank == 0, ggrad);
-        pm_call(&id, -2);
+        int rc = MPI_Comm_dup(r->comm, &mc);   /* MUMPS talks on its own communicator */
+        st = dist_agree(r->comm, r->func, rc == MPI_SUCCESS ? SLA_OK
+                                          : dist_mpi_error(r->func, "MPI_Comm_dup", rc));
     }
-    MPI_Comm_free(&mc);
+    if (st == SLA_OK && r->total > 0) st = pm_solve(&w, r, N, mc);
+    if (mc != MPI_COMM_NULL) MPI_Comm_free(&mc);
     pm_free(&w);
     return st;
 }
 
 #else
 
-sla_status dist_pmumps_inverse_entries(const dist_lu_view *v, MPI_Comm comm, const char *func,
-                                       int64_t m, const int64_t *row, const int64_t *col,
-                                       int64_t total, int64_t **grow, int64_t **gcol,
-                                       double *ggrad)
+int64_t dist_test_pmumps_chunk(int64_t entries)
 {
-    (void)v; (void)comm; (void)m; (void)row; (void)col; (void)total; (void)grow; (void)gcol;
-    (void)ggrad;
+    (void)entries;
+    return 0;
+}
+
+sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
+{
     const char *why = SLA_HAVE_PMUMPS ? "libsla_mpi was built without SuperLU_DIST"
                                       : dist_pmumps_unavailable();
-    return sla_error_set(SLA_EUNSUPPORTED, func, "%s", why);
+    return sla_error_set(SLA_EUNSUPPORTED, r->func, "%s", why);
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/lu.h"        /* dist_test_pmumps_chunk */
 #include "mpitest.h"
 #include "sla/mpi_config.h"
 #include "sla/solver.h"
@@ -256,6 +257,13 @@ int main(int argc, char **argv)
     sla_dist_layout *L = mt_random_layout(A.m, 4);
     check("perturbed Poisson 9x7, random ownership, batch 3", &A, L, 3, 6);
     check_f32(&A, L);
+    /* MUMPS's entries requested in chunks of 5 (the default is 2^20): 57 calls per batch
+     * element, chunks that straddle ranks and ranks with nothing in a chunk */
+    if (sla_dist_have_parallel_mumps()) {
+        dist_test_pmumps_chunk(5);
+        check("perturbed Poisson 9x7, random ownership, batch 3, MUMPS in chunks of 5", &A, L, 3, 2);
+        dist_test_pmumps_chunk(0);
+    }
     sla_dist_layout_free(&L);
     L = empty_last(A.m);
     check("perturbed Poisson 9x7, last rank without rows, batch 2", &A, L, 2, 4);
