@@ -427,9 +427,9 @@ typedef enum sla_dist_logdet_grad_method {
  *    loads on every rank): A_b is factored again by parallel MUMPS from the distributed slots
  *    (ICNTL(18) = 3) and the requested entries computed by its selected-inverse solve
  *    (ICNTL(30) = 1; Amestoy, Buttari, L'Excellent & Mary 2012) on the distributed factors.
- *    Rank 0 holds O(nnz) vectors: the slots' positions, the computed values, the order back
- *    (about (28 + 8·batch) bytes per global entry) and MUMPS's centralized analysis of the
- *    graph; the factors are distributed.
+ *    The requested entries go to rank 0 and back in chunks of max(2^20, N) entries (one
+ *    selected-inverse call each), so rank 0 holds about 40 bytes per chunk entry plus 4 per row,
+ *    O(N), besides MUMPS's centralized analysis of the graph; the factors are distributed.
  *  - GATHER (auto's fallback, e.g. the sanitizer build): A is gathered to rank 0, which runs
  *    libsla's serial sparse inverse subset from a UMFPACK LU (Takahashi–Fagan–Chin /
  *    Erisman–Tinney on the factors; never n dense solves); the gradient is scattered back.

@@ -1180,7 +1180,7 @@ class DSparseTensor:
         on every rank. Collective (backward too). log|det| is differentiable in the local
         values: ∂ log|det A| / ∂a_s = (A⁻ᵀ)[r_s, c_s] by sla_dist_lu_logdet_grad: parallel
         MUMPS's selected inverse on distributed factors where libsla_mpi has it (rank 0 holds
-        O(nnz) vectors), else A gathered to rank 0 for libsla's serial sparse inverse subset
+        O(rows) vectors, and MUMPS's analysis of the graph), else A gathered to rank 0 for libsla's serial sparse inverse subset
         (docs/mpi.md, "Log-determinant gradient"; exact either way); a singular matrix raises
         in backward on every rank."""
         if not (mlib.has("sla_dist_lu_create") and bool(mlib.sla_dist_have_superlu())):

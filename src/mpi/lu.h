@@ -42,12 +42,13 @@ typedef struct dist_logdet_slots {
 } dist_logdet_slots;
 
 /* dvalues[b][s] = g_b · (A_b⁻¹)[col[s], row[s]] by parallel MUMPS's selected inverse on its
- * distributed factors (lu_logdet_mumps.c), the entries requested in chunks so that rank 0
- * holds O(chunk + N), not O(nnz). Collective; the same status on every rank. */
+ * distributed factors (lu_logdet_mumps.c), the entries requested in chunks of max(2^20, N) so
+ * that rank 0 holds O(N), not O(nnz). Collective; the same status on every rank. */
 sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r);
 
-/* Test hook: the number of entries per selected-inverse request (≤ 0: the default, 2^20);
- * returns the previous one. */
+/* Test hook: the number of entries per selected-inverse request, exactly (≤ 0: the default,
+ * max(2^20, N)); rank 0's setting is used on every rank. Returns the previous setting (0: the
+ * default). */
 SLA_API int64_t dist_test_pmumps_chunk(int64_t entries);
 
 #endif

@@ -11,7 +11,7 @@
  *   (sla_solver_logdet_grad with UMFPACK LU: Takahashi/Erisman–Tinney on the factors,
  *   src/direct/selinv_lu.c). Exact, but rank 0 must hold the whole serial LU and its closure.
  *
- * Both: global nnz ≤ 2^31 − 1 (MPI counts, MUMPS's 32-bit IRHS_PTR; else SLA_EUNSUPPORTED);
+ * Both: global nnz ≤ 2^31 − 1 (MPI counts and displacements; else SLA_EUNSUPPORTED);
  * allocation failures SLA_ENOMEM on every rank. Not written: a selected inversion on
  * SuperLU_DIST's own distributed supernodes (PSelInv, Jacquelin, Lin & Yang 2014), which would
  * also drop the second factorization. Probing (columns of A⁻¹ from sums of unit vectors over a
@@ -37,8 +37,8 @@ typedef struct lg_work {
     int64_t total;              /* global nnz */
     int64_t *row, *col;         /* [m] this rank's slots */
     double *buf;                /* [m] */
-    int64_t *grow, *gcol;       /* [total] root */
-    double *gval, *ggrad;       /* [batch][total] root, COO (= gathered) order */
+    int64_t *grow, *gcol;       /* [total] root, gather method only */
+    double *gval, *ggrad;       /* [batch][total] root, COO (= gathered) order, gather only */
 } lg_work;
 
 static void lg_free(lg_work *w)
@@ -68,8 +68,8 @@ static sla_status lg_setup(lg_work *w, const dist_lu_view *v, MPI_Comm comm, int
     for (int r = 0; st == SLA_OK && r < w->size; r++) w->total += all[r];
     int64_t N = sla_dist_layout_size(v->P->rows);
     if (st == SLA_OK && (w->total > INT_MAX || N > INT32_MAX))     /* the same on every rank */
-        st = sla_error_set(SLA_EUNSUPPORTED, FUNC, "the gradient gathers A on rank 0: %lld "
-                           "entries, %lld rows exceed its limit of 2^31 - 1",
+        st = sla_error_set(SLA_EUNSUPPORTED, FUNC, "the gradient indexes the gathered slots "
+                           "with int: %lld entries, %lld rows exceed its limit of 2^31 - 1",
                            (long long)w->total, (long long)N);
     for (int r = 0, off = 0; st == SLA_OK && r < w->size; r++) {
         w->cnt[r] = (int)all[r];

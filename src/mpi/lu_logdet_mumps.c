@@ -8,10 +8,10 @@
  *
  * What stays on the host (rank 0): MUMPS takes the list of requested entries and returns their
  * values centralized (IRHS_PTR / IRHS_SPARSE / RHS_SPARSE). They are therefore requested in
- * chunks of the gathered slot order (2^20 entries by default): rank 0 gathers one chunk's
- * (row, col), MUMPS computes it, and its values go back to their owners before the next, so
- * rank 0 holds ≈ 40 B per chunk entry and 4 B per row (IRHS_PTR spans every column), not
- * O(nnz). This Debian MUMPS has no parallel ordering (built without PT-Scotch/ParMETIS), so
+ * chunks of the gathered slot order (max(2^20, N) entries): rank 0 gathers one chunk's (row,
+ * col), MUMPS computes it, and its values go back to their owners before the next, so rank 0
+ * holds ≈ 40 B per chunk entry and 4 B per row (IRHS_PTR spans every column: NRHS = N), O(N),
+ * not O(nnz). This Debian MUMPS has no parallel ordering (built without PT-Scotch/ParMETIS), so
  * its analysis still gathers the graph on the host, inside MUMPS. The factors — the part that
  * grows superlinearly — are distributed.
  *
@@ -35,25 +35,28 @@
 
 #include "mpi/pmumps.h"
 
+/* Requested entries per selected-inverse call: max(2^20, N) by default, so that rank 0 holds
+ * ≈ 40 B for each of at most max(2^20, N) entries (O(N), like IRHS_PTR itself) and a matrix
+ * with nnz entries takes at most ⌈nnz / N⌉ calls, each of which costs MUMPS O(N) besides its
+ * entries; dist_test_pmumps_chunk sets an exact size instead (tests, bench). */
+#define PM_CHUNK_MIN ((int64_t)1 << 20)
+static _Atomic int64_t pm_chunk_set = 0;
+
+int64_t dist_test_pmumps_chunk(int64_t entries)
+{
+    return atomic_exchange(&pm_chunk_set, entries > 0 ? entries : 0);
+}
+
 #if SLA_HAVE_PMUMPS && SLA_HAVE_SUPERLU_DIST
 #define ICNTL(I) PMUMPS_ICNTL(I)
 #define INFOG(I) PMUMPS_INFOG(I)
 #define pm_run dist_pmumps_run
 #define pm_call dist_pmumps_call
 
-/* Requested entries per selected-inverse call (the default; dist_test_pmumps_chunk changes
- * it): rank 0 holds ≈ 40 B for each of them, i.e. 40 MiB, whatever the global nnz. */
-#define PM_CHUNK_DEFAULT ((int64_t)1 << 20)
-static _Atomic int64_t pm_chunk_size = PM_CHUNK_DEFAULT;
-
-int64_t dist_test_pmumps_chunk(int64_t entries)
-{
-    return atomic_exchange(&pm_chunk_size, entries > 0 ? entries : PM_CHUNK_DEFAULT);
-}
-
 typedef struct pm_work {
     MPI_Comm comm;              /* the pattern's (the gathers and scatters) */
     int rank, size;
+    int64_t chunk;              /* requested entries per call, the same on every rank */
     MUMPS_INT *irn, *jcn;       /* [m] this rank's slots, 1-based global */
     double *a;                  /* [m] one batch element */
     int *ccnt, *cdsp;           /* [size] each rank's share of the current chunk */
@@ -174,7 +177,7 @@ static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_logdet_slo
     id->ICNTL(30) = 1;
     id->nrhs = id->n;
     id->lrhs = id->n;
-    int64_t chunk = atomic_load(&pm_chunk_size);
+    int64_t chunk = w->chunk;
     for (int64_t c0 = 0; st == SLA_OK && c0 < r->total; c0 += chunk)
         st = pm_chunk(id, w, r->func, id->n, r->row, r->col, r->cnt, r->dsp, c0,
                       c0 + chunk < r->total ? c0 + chunk : r->total, r->buf);
@@ -210,6 +213,20 @@ static sla_status pm_solve(pm_work *w, const dist_logdet_slots *r, int64_t N, MP
     return st;
 }
 
+/* the chunk: the hook's size or max(2^20, N), at most total, ≥ 1; rank 0's on every rank (a
+ * hook set differently on some rank cannot make the ranks' gathers disagree); collective */
+static sla_status pm_chunk_size(pm_work *w, const dist_logdet_slots *r, int64_t N)
+{
+    int64_t c = atomic_load(&pm_chunk_set);
+    if (c <= 0) c = N > PM_CHUNK_MIN ? N : PM_CHUNK_MIN;
+    if (c > r->total) c = r->total;
+    if (c < 1) c = 1;
+    int rc = MPI_Bcast(&c, 1, MPI_INT64_T, 0, r->comm);
+    w->chunk = c;
+    return dist_agree(r->comm, r->func, rc == MPI_SUCCESS ? SLA_OK
+                                        : dist_mpi_error(r->func, "MPI_Bcast", rc));
+}
+
 sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
 {
     pm_work w;
@@ -217,9 +234,10 @@ sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
     w.comm = r->comm;
     MPI_Comm_rank(r->comm, &w.rank);
     MPI_Comm_size(r->comm, &w.size);
-    int64_t N = sla_dist_layout_size(r->v->P->rows), chunk = atomic_load(&pm_chunk_size);
-    if (chunk > r->total) chunk = r->total;
-    sla_status st = dist_agree(r->comm, r->func, pm_alloc(&w, r->m, r->row, r->col, N, chunk));
+    int64_t N = sla_dist_layout_size(r->v->P->rows);
+    sla_status st = pm_chunk_size(&w, r, N);
+    if (st == SLA_OK)
+        st = dist_agree(r->comm, r->func, pm_alloc(&w, r->m, r->row, r->col, N, w.chunk));
     MPI_Comm mc = MPI_COMM_NULL;
     if (st == SLA_OK) {
         int rc = MPI_Comm_dup(r->comm, &mc);   /* MUMPS talks on its own communicator */
@@ -233,12 +251,6 @@ sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
 }
 
 #else
-
-int64_t dist_test_pmumps_chunk(int64_t entries)
-{
-    (void)entries;
-    return 0;
-}
 
 sla_status dist_pmumps_logdet_grad(const dist_logdet_slots *r)
 {

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/lu.h"        /* dist_test_pmumps_chunk */
 #include "mpitest.h"
 #include "sla/mpi_config.h"
 #include "sla/solver.h"
+
+/* libsla_mpi's test hook (src/mpi/lu.h): entries per MUMPS selected-inverse call */
+int64_t dist_test_pmumps_chunk(int64_t entries);
 
 static double worst_serial, worst_fd;
 
