@@ -25,6 +25,12 @@ typedef struct dist_lu_view {
 } dist_lu_view;
 dist_lu_view dist_lu_parts(const sla_dist_lu *F);
 
+/* Batch element b's m local values of A (A's dtype) as double, into out [m]; and the gradient
+ * back: dvalues[b][s] = gb · buf[s] in A's dtype (lu_logdet_grad.c, both methods). */
+void dist_lu_values_double(const dist_lu_view *v, int64_t b, int64_t m, double *out);
+void dist_lu_grad_store(const dist_lu_view *v, int64_t b, int64_t m, double gb,
+                        const double *buf, void *dvalues);
+
 /* What the parallel-MUMPS gradient reads (lu_logdet_grad.c fills it): this rank's m slots with
  * global row[] and col[], every rank's count and displacement in the gathered (rank) order,
  * total = global nnz, the weights g [batch] (NULL: 1), a work buffer [m] and the output

@@ -29,6 +29,22 @@ static const char *const FUNC = "sla_dist_lu_logdet_grad";
 
 #if SLA_HAVE_SUPERLU_DIST
 
+void dist_lu_values_double(const dist_lu_view *v, int64_t b, int64_t m, double *out)
+{
+    for (int64_t s = 0; s < m; s++)
+        out[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
+                                         : ((const double *)v->values)[b * m + s];
+}
+
+void dist_lu_grad_store(const dist_lu_view *v, int64_t b, int64_t m, double gb,
+                        const double *buf, void *dvalues)
+{
+    for (int64_t s = 0; s < m; s++) {
+        if (v->dtype == SLA_FLOAT32) ((float *)dvalues)[b * m + s] = (float)(gb * buf[s]);
+        else ((double *)dvalues)[b * m + s] = gb * buf[s];
+    }
+}
+
 /* this rank's side of the gather: counts and displacements (root), the global COO of its
  * slots, the values of one batch element in double */
 typedef struct lg_work {
@@ -98,9 +114,7 @@ static sla_status lg_gather(lg_work *w, const dist_lu_view *v, MPI_Comm comm)
     if (rc == MPI_SUCCESS)
         rc = MPI_Gatherv(w->col, m, MPI_INT64_T, w->gcol, w->cnt, w->dsp, MPI_INT64_T, 0, comm);
     for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
-        for (int s = 0; s < m; s++)
-            w->buf[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
-                                                : ((const double *)v->values)[b * m + s];
+        dist_lu_values_double(v, b, m, w->buf);
         rc = MPI_Gatherv(w->buf, m, MPI_DOUBLE, w->gval ? w->gval + b * w->total : NULL, w->cnt,
                          w->dsp, MPI_DOUBLE, 0, comm);
     }
@@ -148,11 +162,7 @@ static sla_status lg_scatter(lg_work *w, const dist_lu_view *v, MPI_Comm comm, c
     for (int64_t b = 0; rc == MPI_SUCCESS && b < v->batch; b++) {
         rc = MPI_Scatterv(w->ggrad ? w->ggrad + b * w->total : NULL, w->cnt, w->dsp, MPI_DOUBLE,
                           w->buf, m, MPI_DOUBLE, 0, comm);
-        double gb = g ? g[b] : 1;
-        for (int s = 0; rc == MPI_SUCCESS && s < m; s++) {
-            if (v->dtype == SLA_FLOAT32) ((float *)dvalues)[b * m + s] = (float)(gb * w->buf[s]);
-            else ((double *)dvalues)[b * m + s] = gb * w->buf[s];
-        }
+        if (rc == MPI_SUCCESS) dist_lu_grad_store(v, b, m, g ? g[b] : 1, w->buf, dvalues);
     }
     return dist_agree(comm, FUNC, rc == MPI_SUCCESS ? SLA_OK : dist_mpi_error(FUNC, "MPI_Scatterv", rc));
 }

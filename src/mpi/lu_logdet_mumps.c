@@ -166,11 +166,7 @@ static sla_status pm_chunk(DMUMPS_STRUC_C *id, pm_work *w, const char *func, int
  * collective */
 static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_logdet_slots *r, int64_t b)
 {
-    const dist_lu_view *v = r->v;
-    int64_t m = r->m;
-    for (int64_t s = 0; s < m; s++)
-        w->a[s] = v->dtype == SLA_FLOAT32 ? (double)((const float *)v->values)[b * m + s]
-                                          : ((const double *)v->values)[b * m + s];
+    dist_lu_values_double(r->v, b, r->m, w->a);
     sla_status st = pm_run(id, 2, "factorization");
     if (st != SLA_OK) return st;
     id->ICNTL(20) = 0;
@@ -181,11 +177,7 @@ static sla_status pm_batch(DMUMPS_STRUC_C *id, pm_work *w, const dist_logdet_slo
     for (int64_t c0 = 0; st == SLA_OK && c0 < r->total; c0 += chunk)
         st = pm_chunk(id, w, r->func, id->n, r->row, r->col, r->cnt, r->dsp, c0,
                       c0 + chunk < r->total ? c0 + chunk : r->total, r->buf);
-    double gb = r->g ? r->g[b] : 1;
-    for (int64_t s = 0; st == SLA_OK && s < m; s++) {
-        if (v->dtype == SLA_FLOAT32) ((float *)r->dvalues)[b * m + s] = (float)(gb * r->buf[s]);
-        else ((double *)r->dvalues)[b * m + s] = gb * r->buf[s];
-    }
+    if (st == SLA_OK) dist_lu_grad_store(r->v, b, r->m, r->g ? r->g[b] : 1, r->buf, r->dvalues);
     return st;
 }
 
